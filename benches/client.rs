@@ -1,0 +1,111 @@
+//! A minimal line client for the benchmark: spawn the binary, write JSON-RPC lines, read
+//! replies. No MCP SDK in the way, so the figures are the server's.
+#![allow(dead_code)] // sections use different parts of it
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_termpilot");
+
+pub struct Client {
+    pub child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+    _state: tempfile::TempDir,
+}
+
+impl Client {
+    pub fn spawn(args: &[&str]) -> Client {
+        let state = tempfile::tempdir().unwrap();
+        let mut child = Command::new(BIN)
+            .args(args)
+            .env("TERMPILOT_STATE_DIR", state.path())
+            .env("TERMPILOT_SHELL", "/bin/sh")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn the release binary");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Client {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+            _state: state,
+        }
+    }
+
+    pub fn send(&mut self, msg: &Value) {
+        let mut line = msg.to_string();
+        line.push('\n');
+        self.stdin.write_all(line.as_bytes()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns the raw response line with its id.
+    pub fn request_raw(&mut self, method: &str, params: Value) -> String {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            if self.stdout.read_line(&mut line).unwrap() == 0 {
+                panic!("the server closed stdout");
+            }
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return line;
+            }
+        }
+    }
+
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        serde_json::from_str(&self.request_raw(method, params)).unwrap()
+    }
+
+    pub fn initialize(&mut self) -> Value {
+        let reply = self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "0"}}),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        reply
+    }
+
+    pub fn call(&mut self, tool: &str, args: Value) -> Value {
+        let reply = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        reply["result"].clone()
+    }
+
+    /// Resident memory of the server, in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    pub fn close(mut self) {
+        drop(self.stdin);
+        let _ = self.child.wait();
+    }
+}
+
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+pub fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
+    v[i]
+}

@@ -1,0 +1,178 @@
+//! The command line: flags and environment variables into one [`Config`].
+//!
+//! `termpilot` and `termpilot serve` serve MCP on stdio. Every serving flag is global, so
+//! `termpilot --cols 100` and `termpilot serve --cols 100` mean the same.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use termpilot::Config;
+use termpilot::config::{self, Surface};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "termpilot",
+    version,
+    about = "Serves the Model Context Protocol and gives AI agents real terminals.",
+    long_about = None
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP on stdio (the default).
+    Serve,
+    /// Print the folder holding termpilot's Agent Skill (copy `termpilot/` from it into your
+    /// client's skills folder).
+    SkillsDir,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Shell for new sessions (default: $SHELL, then bash, then sh).
+    #[arg(long, global = true, env = "TERMPILOT_SHELL")]
+    pub shell: Option<String>,
+    /// Working directory for new sessions and commands (default: where termpilot starts).
+    #[arg(long, global = true, env = "TERMPILOT_CWD")]
+    pub cwd: Option<PathBuf>,
+    /// Terminal width of new sessions.
+    #[arg(long, global = true, default_value_t = config::DEFAULT_COLS,
+          value_parser = clap::value_parser!(u16).range(2..=1000))]
+    pub cols: u16,
+    /// Terminal height of new sessions.
+    #[arg(long, global = true, default_value_t = config::DEFAULT_ROWS,
+          value_parser = clap::value_parser!(u16).range(1..=500))]
+    pub rows: u16,
+    /// Scrollback lines kept by each session.
+    #[arg(long, global = true, default_value_t = config::DEFAULT_SCROLLBACK as u64,
+          value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    pub scrollback: u64,
+    /// Start shells as login shells (they read your profile files).
+    #[arg(long, global = true, env = "TERMPILOT_LOGIN")]
+    pub login: bool,
+    /// Most sessions open at once.
+    #[arg(long, global = true, env = "TERMPILOT_MAX_SESSIONS",
+          default_value_t = config::DEFAULT_MAX_SESSIONS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_sessions: u64,
+    /// End sessions idle this long: seconds, or a number with s, m or h (e.g. 30m, 6h).
+    #[arg(long, global = true, env = "TERMPILOT_IDLE_TIMEOUT", value_parser = parse_duration)]
+    pub idle_timeout: Option<Duration>,
+    /// Tools registered directly with full schemas, comma-separated (`all` = every tool,
+    /// no terminal_extra). The rest sit behind terminal_extra.
+    #[arg(long, global = true, env = "TERMPILOT_CORE_TOOLS")]
+    pub core_tools: Option<String>,
+    /// Tools removed entirely, comma-separated. An explicitly empty value registers every
+    /// tool directly with its full schema, as smart-terminal-mcp does.
+    #[arg(long, global = true, env = "TERMPILOT_DISABLED_TOOLS")]
+    pub disabled_tools: Option<String>,
+    /// Where jobs and locks are kept (default: $XDG_STATE_HOME/termpilot).
+    #[arg(long, global = true, env = "TERMPILOT_STATE_DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+impl ServeArgs {
+    pub fn into_config(self) -> Config {
+        let list = |s: &str| -> Vec<String> {
+            s.split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(String::from)
+                .collect()
+        };
+        let mut surface = Surface::default();
+        if let Some(core) = &self.core_tools {
+            if core.trim() == "all" {
+                surface.all_direct = true;
+            } else {
+                surface.core_tools = Some(list(core));
+            }
+        }
+        if let Some(disabled) = &self.disabled_tools {
+            if disabled.trim().is_empty() {
+                surface.all_direct = true;
+            }
+            surface.disabled_tools = list(disabled);
+        }
+        Config {
+            shell: self.shell.filter(|s| !s.is_empty()),
+            cwd: self.cwd,
+            cols: self.cols,
+            rows: self.rows,
+            scrollback: self.scrollback as usize,
+            login: self.login,
+            max_sessions: self.max_sessions as usize,
+            idle_timeout: self.idle_timeout.unwrap_or(config::DEFAULT_IDLE_TIMEOUT),
+            state_dir: self.state_dir.unwrap_or_else(config::default_state_dir),
+            surface,
+        }
+    }
+}
+
+/// `90`, `90s`, `30m`, `6h` → a duration.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (number, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration; write seconds or e.g. 30m or 6h"))?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        _ => return Err(format!("`{s}` has an unknown unit; use s, m or h")),
+    };
+    if secs == 0 {
+        return Err("the idle timeout must be at least one second".into());
+    }
+    Ok(Duration::from_secs(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("30m").unwrap(), Duration::from_secs(1800));
+        assert_eq!(parse_duration("6h").unwrap(), Duration::from_secs(21600));
+        assert!(parse_duration("6d").is_err());
+        assert!(parse_duration("0").is_err());
+    }
+
+    #[test]
+    fn empty_disabled_list_registers_everything_directly() {
+        let cli = Cli::parse_from(["termpilot", "--disabled-tools", ""]);
+        let config = cli.serve.into_config();
+        assert!(config.surface.all_direct);
+        assert!(config.surface.disabled_tools.is_empty());
+    }
+
+    #[test]
+    fn core_tools_list() {
+        let cli = Cli::parse_from([
+            "termpilot",
+            "serve",
+            "--core-tools",
+            "terminal_list, terminal_exec",
+        ]);
+        let config = cli.serve.into_config();
+        assert_eq!(
+            config.surface.core_tools,
+            Some(vec![
+                "terminal_list".to_string(),
+                "terminal_exec".to_string()
+            ])
+        );
+    }
+}

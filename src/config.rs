@@ -1,0 +1,84 @@
+//! The server's configuration: one plain value built once at start-up.
+//!
+//! The command line (`src/cli.rs`) fills it from flags and environment variables; the core
+//! only reads it. Defaults live here, as named constants, so they are documented once.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Default terminal width of a new session.
+pub const DEFAULT_COLS: u16 = 120;
+/// Default terminal height of a new session.
+pub const DEFAULT_ROWS: u16 = 30;
+/// Default number of scrollback lines kept by a session's emulator.
+pub const DEFAULT_SCROLLBACK: usize = 5000;
+/// Default limit on concurrent sessions.
+pub const DEFAULT_MAX_SESSIONS: usize = 50;
+/// Default time after which a session with no calls and no output is ended (6 hours).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(6 * 60 * 60);
+
+/// Everything the server was told at start-up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Shell for new sessions when a call names none (`--shell` / `TERMPILOT_SHELL`).
+    pub shell: Option<String>,
+    /// Working directory for new sessions and one-shot commands when a call names none.
+    pub cwd: Option<PathBuf>,
+    pub cols: u16,
+    pub rows: u16,
+    pub scrollback: usize,
+    /// Start shells as login shells (they read the user's profile files).
+    pub login: bool,
+    pub max_sessions: usize,
+    pub idle_timeout: Duration,
+    /// Where jobs and locks live on disk.
+    pub state_dir: PathBuf,
+    /// Which tools the MCP face exposes, and how.
+    pub surface: Surface,
+}
+
+/// The tool surface: which tools are registered directly, which sit behind `terminal_extra`,
+/// and which are gone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Surface {
+    /// Tools registered directly with full schemas; `None` = the default core set.
+    pub core_tools: Option<Vec<String>>,
+    /// Tools removed entirely.
+    pub disabled_tools: Vec<String>,
+    /// Every enabled tool registered directly and no `terminal_extra` (set by
+    /// `--core-tools all` or an explicitly empty `--disabled-tools ""`).
+    pub all_direct: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            shell: None,
+            cwd: None,
+            cols: DEFAULT_COLS,
+            rows: DEFAULT_ROWS,
+            scrollback: DEFAULT_SCROLLBACK,
+            login: false,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            state_dir: default_state_dir(),
+            surface: Surface::default(),
+        }
+    }
+}
+
+/// `$XDG_STATE_HOME/termpilot`, else `~/.local/state/termpilot` (`%LOCALAPPDATA%\termpilot`
+/// on Windows), else a folder in the temp dir.
+pub fn default_state_dir() -> PathBuf {
+    #[cfg(windows)]
+    if let Some(dir) = std::env::var_os("LOCALAPPDATA") {
+        return PathBuf::from(dir).join("termpilot");
+    }
+    if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("termpilot");
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(home).join(".local/state/termpilot");
+    }
+    std::env::temp_dir().join("termpilot-state")
+}

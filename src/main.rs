@@ -1,0 +1,94 @@
+//! termpilot's binary: the command line and the MCP face over the core library.
+
+mod cli;
+mod mcp;
+mod skills;
+
+use std::sync::Arc;
+
+use clap::Parser;
+use termpilot::Core;
+
+use crate::cli::{Cli, Command};
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    match cli.command {
+        Some(Command::SkillsDir) => match skills::install() {
+            Ok(dir) => {
+                println!("{}", dir.display());
+                std::process::ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("termpilot: {e}");
+                std::process::ExitCode::FAILURE
+            }
+        },
+        Some(Command::Serve) | None => {
+            let config = cli.serve.into_config();
+            match serve(config) {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("termpilot: {e:#}");
+                    std::process::ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+/// Logs go to stderr only: stdout belongs to the protocol.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TERMPILOT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}
+
+fn serve(config: termpilot::Config) -> anyhow::Result<()> {
+    let registry = mcp::registry::Registry::build(mcp::tools::all(), &config.surface)
+        .map_err(anyhow::Error::msg)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let core = Core::new(config);
+        let server = mcp::server::Server::new(core.clone(), Arc::new(registry));
+        tokio::select! {
+            result = mcp::stdio::serve(server) => result?,
+            signal = shutdown_signal() => tracing::info!("ending on {signal}"),
+        }
+        core.shutdown().await;
+        Ok(())
+    })
+}
+
+/// Resolves when the process is asked to stop.
+async fn shutdown_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = hup.recv() => "SIGHUP",
+            _ = int.recv() => "SIGINT",
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl+C"
+    }
+}

@@ -1,0 +1,21 @@
+//! The MCP face: turns tool calls into calls on the core and core results into MCP results.
+//!
+//! - [`server`] is the rmcp handler (tools/list, tools/call, server info).
+//! - [`registry`] declares every tool once and decides which are direct, which sit behind
+//!   `terminal_extra`, and which are disabled.
+//! - [`schema`] makes the compact JSON schemas; [`args`] parses and validates arguments
+//!   against them, so a range is declared once.
+//! - [`reply`] shapes results (`structuredContent` + the same JSON as text) and errors.
+//! - [`tools`] holds the native handlers, one small file per group of tools.
+//! - [`stdio`] frames the stdio transport and answers malformed lines.
+//!
+//! Nothing here owns state: the [`termpilot::Core`] handle does.
+
+pub mod args;
+pub mod progress;
+pub mod registry;
+pub mod reply;
+pub mod schema;
+pub mod server;
+pub mod stdio;
+pub mod tools;

@@ -1,0 +1,239 @@
+//! The tool registry: every tool declared once, and the surface built from the config.
+//!
+//! A [`ToolDef`] is a tool's whole declaration: name, title, description, annotations, input
+//! and output schemas, and its handler. [`Registry::build`] splits the enabled tools into
+//! the ones registered directly (full schemas in `tools/list`) and the extras reached
+//! through the `terminal_extra` meta-tool, which an agent pays ~30 tokens for until it
+//! needs them. A call through `terminal_extra` runs exactly the same parsing and handler as
+//! a direct call.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use termpilot::Core;
+use termpilot::config::Surface;
+use termpilot::progress::Progress;
+use tokio_util::sync::CancellationToken;
+
+use super::reply::{Reply, ToolError};
+use super::{args, schema};
+
+/// What a handler gets besides its arguments.
+#[derive(Clone)]
+#[allow(dead_code)] // read by the session tools, which arrive next
+pub struct ToolCtx {
+    pub core: Arc<Core>,
+    /// Fired when the client cancels the request (or goes away).
+    pub cancel: CancellationToken,
+    pub progress: Arc<dyn Progress>,
+}
+
+type BoxFuture = Pin<Box<dyn Future<Output = Result<Reply, ToolError>> + Send>>;
+type Handler = Arc<dyn Fn(ToolCtx, JsonObject) -> BoxFuture + Send + Sync>;
+
+/// The behaviour hints a client shows its user before a call.
+#[derive(Debug, Clone, Copy)]
+pub struct Hints {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+impl Hints {
+    /// Looks, changes nothing.
+    pub const READ_ONLY: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+}
+
+/// One tool, declared once.
+pub struct ToolDef {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub hints: Hints,
+    pub input_schema: Arc<JsonObject>,
+    pub output_schema: Arc<JsonObject>,
+    handler: Handler,
+}
+
+impl ToolDef {
+    /// Declares a tool whose arguments are `P` and whose structured result is `R`.
+    pub fn new<P, R, F, Fut>(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+        hints: Hints,
+        handler: F,
+    ) -> Self
+    where
+        P: DeserializeOwned + JsonSchema + Send + 'static,
+        R: Serialize + JsonSchema + 'static,
+        F: Fn(ToolCtx, P) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+    {
+        let input_schema = schema::input::<P>();
+        let output_schema = schema::output::<R>();
+        let handler = Arc::new(handler);
+        let parse_schema = input_schema.clone();
+        let erased: Handler = Arc::new(move |ctx: ToolCtx, raw: JsonObject| {
+            let parsed = args::parse::<P>(name, &parse_schema, raw);
+            let handler = handler.clone();
+            Box::pin(async move {
+                let value = handler(ctx, parsed?).await?;
+                Reply::json(&value)
+            }) as BoxFuture
+        });
+        ToolDef {
+            name,
+            title,
+            description,
+            hints,
+            input_schema,
+            output_schema,
+            handler: erased,
+        }
+    }
+
+    /// Runs the tool: parse, validate, handle, shape.
+    pub async fn call(&self, ctx: ToolCtx, args: JsonObject) -> Result<Reply, ToolError> {
+        (self.handler)(ctx, args).await
+    }
+
+    /// The declaration as `tools/list` shows it.
+    pub fn to_tool(&self) -> Tool {
+        let annotations = ToolAnnotations::new()
+            .read_only(self.hints.read_only)
+            .destructive(self.hints.destructive)
+            .idempotent(self.hints.idempotent)
+            .open_world(self.hints.open_world);
+        Tool::new(self.name, self.description, self.input_schema.clone())
+            .with_title(self.title)
+            .with_raw_output_schema(self.output_schema.clone())
+            .with_annotations(annotations)
+    }
+}
+
+/// The name of the meta-tool.
+pub const EXTRA: &str = "terminal_extra";
+
+/// The tools registered directly unless the config says otherwise (SPEC §1).
+pub const DEFAULT_CORE: &[&str] = &[
+    "terminal_start",
+    "terminal_exec",
+    "terminal_run",
+    "terminal_read",
+    "terminal_write",
+    "terminal_wait",
+    "terminal_stop",
+    "terminal_list",
+];
+
+/// The enabled tools of this server, split into direct ones and extras.
+pub struct Registry {
+    tools: HashMap<&'static str, Arc<ToolDef>>,
+    direct: Vec<&'static str>,
+    extras: Vec<&'static str>,
+    disabled: Vec<String>,
+    listing: Vec<Tool>,
+}
+
+impl Registry {
+    /// Builds the surface; an unknown tool name in the config is an error at start-up.
+    pub fn build(all: Vec<ToolDef>, surface: &Surface) -> Result<Self, String> {
+        let known: Vec<&'static str> = all.iter().map(|t| t.name).collect();
+        let check = |names: &[String], flag: &str| -> Result<(), String> {
+            for n in names {
+                if !known.contains(&n.as_str()) {
+                    return Err(format!(
+                        "Unknown tool `{n}` in {flag}; known tools are: {}.",
+                        known.join(", ")
+                    ));
+                }
+            }
+            Ok(())
+        };
+        check(&surface.disabled_tools, "--disabled-tools")?;
+        if let Some(core) = &surface.core_tools {
+            check(core, "--core-tools")?;
+        }
+        let enabled: Vec<ToolDef> = all
+            .into_iter()
+            .filter(|t| !surface.disabled_tools.iter().any(|d| d == t.name))
+            .collect();
+        let is_direct = |name: &str| -> bool {
+            if surface.all_direct {
+                return true;
+            }
+            match &surface.core_tools {
+                Some(core) => core.iter().any(|c| c == name),
+                None => DEFAULT_CORE.contains(&name),
+            }
+        };
+        let mut direct = Vec::new();
+        let mut extras = Vec::new();
+        let mut tools = HashMap::new();
+        for tool in enabled {
+            if is_direct(tool.name) {
+                direct.push(tool.name);
+            } else {
+                extras.push(tool.name);
+            }
+            tools.insert(tool.name, Arc::new(tool));
+        }
+        let mut registry = Registry {
+            tools,
+            direct,
+            extras,
+            disabled: surface.disabled_tools.clone(),
+            listing: Vec::new(),
+        };
+        registry.listing = registry.make_listing();
+        Ok(registry)
+    }
+
+    fn make_listing(&self) -> Vec<Tool> {
+        let mut listing: Vec<Tool> = self
+            .direct
+            .iter()
+            .map(|name| self.tools[name].to_tool())
+            .collect();
+        if !self.extras.is_empty() {
+            listing.push(super::tools::extra::declaration(&self.extras));
+        }
+        listing
+    }
+
+    /// What `tools/list` returns.
+    pub fn listing(&self) -> &[Tool] {
+        &self.listing
+    }
+
+    /// Any enabled tool, direct or extra, by name.
+    pub fn enabled(&self, name: &str) -> Option<&Arc<ToolDef>> {
+        self.tools.get(name)
+    }
+
+    /// The extras, in declaration order.
+    pub fn extras(&self) -> impl Iterator<Item = &Arc<ToolDef>> {
+        self.extras.iter().map(|n| &self.tools[n])
+    }
+
+    pub fn has_extras(&self) -> bool {
+        !self.extras.is_empty()
+    }
+
+    pub fn is_disabled(&self, name: &str) -> bool {
+        self.disabled.iter().any(|d| d == name)
+    }
+}

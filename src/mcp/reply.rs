@@ -1,0 +1,71 @@
+//! Result and error shaping: what an agent sees for every call.
+//!
+//! A success is `structuredContent` plus the same JSON, compact, as a text block (and image
+//! blocks for screenshots). A failure is a tool error (`isError: true`) whose text is one
+//! sentence saying what was wrong and what to do.
+
+use base64::Engine;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde::Serialize;
+use serde_json::Value;
+
+/// A successful tool result before it is put on the wire.
+#[derive(Debug)]
+pub struct Reply {
+    pub value: Value,
+    /// PNG images shown after the JSON.
+    pub images: Vec<Vec<u8>>,
+}
+
+impl Reply {
+    pub fn json<T: Serialize>(value: &T) -> Result<Self, ToolError> {
+        let value = serde_json::to_value(value)
+            .map_err(|e| ToolError::new(format!("The result could not be encoded ({e}).")))?;
+        Ok(Reply {
+            value,
+            images: Vec::new(),
+        })
+    }
+
+    pub fn into_result(self) -> CallToolResult {
+        let text = self.value.to_string();
+        let mut content = vec![ContentBlock::text(text)];
+        for png in self.images {
+            let b64 = base64::engine::general_purpose::STANDARD.encode(png);
+            content.push(ContentBlock::image(b64, "image/png"));
+        }
+        let mut result = CallToolResult::success(content);
+        result.structured_content = Some(self.value);
+        result
+    }
+}
+
+/// A failure phrased for the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    pub message: String,
+}
+
+impl ToolError {
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+        }
+    }
+
+    pub fn into_result(self) -> CallToolResult {
+        CallToolResult::error(vec![ContentBlock::text(self.message)])
+    }
+}
+
+impl From<termpilot::Error> for ToolError {
+    fn from(e: termpilot::Error) -> Self {
+        ToolError::new(e.to_string())
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}

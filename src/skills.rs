@@ -1,0 +1,27 @@
+//! `termpilot skills-dir`: puts the Agent Skill shipped in the binary on disk and says where.
+//!
+//! The skill (`skills/termpilot/SKILL.md` in the repository) is compiled in, so an installed
+//! binary can hand it out without its source tree.
+
+use std::path::PathBuf;
+
+const SKILL_MD: &str = include_str!("../skills/termpilot/SKILL.md");
+
+/// Writes the skill under the user's data dir and returns the folder that holds `termpilot/`.
+pub fn install() -> std::io::Result<PathBuf> {
+    let base = match std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => match std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+            Some(home) => PathBuf::from(home).join(".local/share"),
+            None => std::env::temp_dir(),
+        },
+    };
+    let dir = base.join("termpilot/skills");
+    let skill = dir.join("termpilot");
+    std::fs::create_dir_all(&skill)?;
+    let path = skill.join("SKILL.md");
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(SKILL_MD) {
+        std::fs::write(&path, SKILL_MD)?;
+    }
+    Ok(dir)
+}
