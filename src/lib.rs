@@ -8,6 +8,7 @@
 pub mod config;
 pub mod core;
 pub mod error;
+pub mod platform;
 pub mod progress;
 pub mod sessions;
 

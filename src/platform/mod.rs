@@ -1,0 +1,15 @@
+//! The few things that differ per operating system: process groups, killing a tree, telling
+//! whether a pid is still the process we started, and the terminal's foreground group.
+//!
+//! Everything above this module is platform-blind; `unix.rs` and `windows.rs` sit side by
+//! side with the same functions.
+
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+pub use unix::*;
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub use windows::*;

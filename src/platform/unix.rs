@@ -1,0 +1,175 @@
+//! Unix: process groups and signals through libc, process facts from `/proc` (Linux).
+
+use std::collections::HashMap;
+
+/// Sends `signal` to every process in group `pgid`. Returns false when the group is gone.
+pub fn signal_group(pgid: i32, signal: i32) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    // SAFETY: kill(2) with a negative pid addresses a process group; no memory is shared.
+    unsafe { libc::kill(-pgid, signal) == 0 }
+}
+
+/// Sends `signal` to one process. Returns false when it is gone.
+pub fn signal_pid(pid: i32, signal: i32) -> bool {
+    if pid <= 1 {
+        return false;
+    }
+    // SAFETY: as above, for one pid.
+    unsafe { libc::kill(pid, signal) == 0 }
+}
+
+/// True while a process with this pid exists (it may be a zombie, or someone else's).
+pub fn pid_exists(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks for existence and permission.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// True while any process of group `pgid` exists.
+pub fn group_exists(pgid: i32) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    // SAFETY: signal 0 to a group only checks for existence.
+    let r = unsafe { libc::kill(-pgid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The fields of `/proc/<pid>/stat` after the command name, split on spaces.
+fn stat_fields(pid: i32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may itself contain spaces or parentheses.
+    let after = &stat[stat.rfind(')')? + 2..];
+    Some(after.split(' ').map(String::from).collect())
+}
+
+/// When the process started, in clock ticks since boot (Linux `/proc/<pid>/stat` field 22).
+/// Together with the pid it names one process for good: a reused pid has another start time.
+pub fn process_start_time(pid: i32) -> Option<u64> {
+    // Field 22 overall is index 19 after the name (fields 3.. start at index 0).
+    stat_fields(pid)?.get(19)?.parse().ok()
+}
+
+/// The process state letter (`R`, `S`, `Z`, …) of `/proc/<pid>/stat`.
+pub fn process_state(pid: i32) -> Option<char> {
+    stat_fields(pid)?.first()?.chars().next()
+}
+
+/// Parent pid of every process we can see, keyed by pid.
+fn parent_map() -> HashMap<i32, i32> {
+    let mut parents = HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return parents;
+    };
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if let Some(ppid) = stat_fields(pid).and_then(|f| f.get(1)?.parse().ok()) {
+            parents.insert(pid, ppid);
+        }
+    }
+    parents
+}
+
+/// Every living descendant of `root` (children, grandchildren, …), found through `/proc`.
+pub fn descendants(root: i32) -> Vec<i32> {
+    let parents = parent_map();
+    let mut found = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for (&pid, &ppid) in &parents {
+            if ppid == p && !found.contains(&pid) {
+                found.push(pid);
+                frontier.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// Kills a whole tree at once: the group led by `root` and every descendant of `root`,
+/// including those that moved to groups or sessions of their own. Descendants are found
+/// before anything is signalled, so none is orphaned out of sight.
+pub fn kill_tree(root: i32) {
+    let family = descendants(root);
+    signal_group(root, libc::SIGKILL);
+    signal_pid(root, libc::SIGKILL);
+    for pid in family {
+        signal_group(pid, libc::SIGKILL);
+        signal_pid(pid, libc::SIGKILL);
+    }
+}
+
+/// The foreground process group of the terminal whose master is `fd` (`tcgetpgrp`).
+pub fn foreground_group(fd: i32) -> Option<i32> {
+    // SAFETY: tcgetpgrp reads terminal state for a descriptor we own.
+    let pgid = unsafe { libc::tcgetpgrp(fd) };
+    (pgid > 0).then_some(pgid)
+}
+
+/// The short command name of a process (`/proc/<pid>/comm`).
+pub fn process_name(pid: i32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|s| s.trim_end().to_string())
+}
+
+/// The working directory of a process (`/proc/<pid>/cwd`).
+pub fn process_cwd(pid: i32) -> Option<std::path::PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
+
+    #[test]
+    fn start_time_identifies_this_process() {
+        let me = std::process::id() as i32;
+        let t = process_start_time(me).expect("own start time");
+        assert_eq!(process_start_time(me), Some(t));
+        assert!(pid_exists(me));
+    }
+
+    #[test]
+    fn kill_tree_ends_children_that_left_the_group() {
+        // sh leads its own group; one grandchild escapes into a session of its own.
+        let mut child = Command::new("sh")
+            .args(["-c", "setsid sleep 100 & sleep 100 & wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let root = child.id() as i32;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while descendants(root).len() < 2 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "children never appeared"
+            );
+            std::thread::yield_now();
+        }
+        let family = descendants(root);
+        kill_tree(root);
+        child.wait().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        for pid in family {
+            // Reaped by init once orphaned; wait until it is gone or a zombie.
+            while pid_exists(pid) && process_state(pid) != Some('Z') {
+                assert!(std::time::Instant::now() < deadline, "{pid} survived");
+                std::thread::yield_now();
+            }
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! Windows: written for parity, not compiled here (no Windows target on this machine).
+//! Process trees end through `taskkill /T /F`; there is no terminal foreground group.
+
+/// Ends a process and all its descendants.
+pub fn kill_tree(root: i32) {
+    let _ = std::process::Command::new("taskkill")
+        .args(["/T", "/F", "/PID", &root.to_string()])
+        .output();
+}
+
+/// True while a process with this pid exists.
+pub fn pid_exists(pid: i32) -> bool {
+    std::process::Command::new("tasklist")
+        .args(["/FI", &format!("PID eq {pid}"), "/NH"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains(&pid.to_string()))
+        .unwrap_or(false)
+}
+
+/// Windows has no process start time in this module yet; pid reuse is not detected.
+pub fn process_start_time(_pid: i32) -> Option<u64> {
+    None
+}
+
+/// Windows terminals have no foreground process group.
+pub fn foreground_group(_fd: i32) -> Option<i32> {
+    None
+}
