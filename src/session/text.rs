@@ -1,0 +1,281 @@
+//! Rendered text from raw terminal bytes, one line at a time, as a person would read it.
+//!
+//! [`Cleaner`] is a small streaming renderer for the stream views (`terminal_read` output,
+//! waits, history): escape sequences are dropped, `\r` rewrites overwrite the line (so a
+//! progress bar ends as its last state), `\b`, tabs and the common line edits (`CSI K`,
+//! `CSI G/C/D`) are applied, invalid UTF-8 becomes U+FFFD. It is not an emulator — the
+//! screen view uses alacritty_terminal for that — but it is exact for line-oriented output
+//! and costs little per byte.
+
+/// A streaming bytes → lines renderer.
+#[derive(Debug, Default, Clone)]
+pub struct Cleaner {
+    esc: Esc,
+    /// Parameter bytes of the CSI sequence being read.
+    csi_params: Vec<u8>,
+    line: Vec<char>,
+    col: usize,
+    utf8: Vec<u8>,
+    utf8_need: usize,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Esc {
+    #[default]
+    Ground,
+    /// After ESC.
+    Esc,
+    /// After ESC and an intermediate byte (e.g. `ESC (`): one more byte ends it.
+    EscIntermediate,
+    Csi,
+    /// OSC, DCS, SOS, PM, APC: a string ended by BEL or ST.
+    Str,
+    /// ESC seen inside a string: `\` ends it.
+    StrEsc,
+}
+
+/// Longest line kept; longer lines are cut (a person could not read them either).
+const MAX_LINE_CHARS: usize = 64 * 1024;
+
+impl Cleaner {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds bytes; every completed line is passed to `emit` (trailing spaces trimmed).
+    pub fn feed(&mut self, bytes: &[u8], emit: &mut impl FnMut(String)) {
+        for &b in bytes {
+            self.byte(b, emit);
+        }
+    }
+
+    /// The current incomplete line.
+    pub fn partial(&self) -> String {
+        let s: String = self.line.iter().collect();
+        s.trim_end().to_string()
+    }
+
+    fn byte(&mut self, b: u8, emit: &mut impl FnMut(String)) {
+        match self.esc {
+            Esc::Ground => {}
+            Esc::Esc => {
+                self.esc = match b {
+                    b'[' => {
+                        self.csi_params.clear();
+                        Esc::Csi
+                    }
+                    b']' | b'P' | b'X' | b'^' | b'_' => Esc::Str,
+                    0x20..=0x2f => Esc::EscIntermediate,
+                    _ => Esc::Ground,
+                };
+                return;
+            }
+            Esc::EscIntermediate => {
+                self.esc = Esc::Ground;
+                return;
+            }
+            Esc::Csi => {
+                match b {
+                    0x30..=0x3f | 0x20..=0x2f => self.csi_params.push(b),
+                    0x40..=0x7e => {
+                        self.esc = Esc::Ground;
+                        self.csi(b);
+                    }
+                    0x1b => self.esc = Esc::Esc,
+                    _ => {}
+                }
+                return;
+            }
+            Esc::Str => {
+                match b {
+                    0x07 => self.esc = Esc::Ground,
+                    0x1b => self.esc = Esc::StrEsc,
+                    _ => {}
+                }
+                return;
+            }
+            Esc::StrEsc => {
+                self.esc = if b == b'\\' { Esc::Ground } else { Esc::Str };
+                return;
+            }
+        }
+        if self.utf8_need > 0 {
+            if b & 0xc0 == 0x80 {
+                self.utf8.push(b);
+                if self.utf8.len() == self.utf8_need {
+                    let c = std::str::from_utf8(&self.utf8)
+                        .ok()
+                        .and_then(|s| s.chars().next())
+                        .unwrap_or('\u{fffd}');
+                    self.utf8.clear();
+                    self.utf8_need = 0;
+                    self.put(c);
+                }
+                return;
+            }
+            self.utf8.clear();
+            self.utf8_need = 0;
+            self.put('\u{fffd}');
+        }
+        match b {
+            0x1b => self.esc = Esc::Esc,
+            b'\n' => self.newline(emit),
+            b'\r' => self.col = 0,
+            0x08 => self.col = self.col.saturating_sub(1),
+            b'\t' => {
+                let next = (self.col / 8 + 1) * 8;
+                while self.line.len() < next {
+                    self.line.push(' ');
+                }
+                self.col = next;
+            }
+            0x00..=0x1f | 0x7f => {}
+            0x20..=0x7e => self.put(b as char),
+            0xc2..=0xdf => self.start_utf8(b, 2),
+            0xe0..=0xef => self.start_utf8(b, 3),
+            0xf0..=0xf4 => self.start_utf8(b, 4),
+            _ => self.put('\u{fffd}'),
+        }
+    }
+
+    fn start_utf8(&mut self, b: u8, len: usize) {
+        self.utf8.clear();
+        self.utf8.push(b);
+        self.utf8_need = len;
+    }
+
+    fn put(&mut self, c: char) {
+        if self.col >= MAX_LINE_CHARS {
+            return;
+        }
+        if self.col < self.line.len() {
+            self.line[self.col] = c;
+        } else {
+            while self.line.len() < self.col {
+                self.line.push(' ');
+            }
+            self.line.push(c);
+        }
+        self.col += 1;
+    }
+
+    fn newline(&mut self, emit: &mut impl FnMut(String)) {
+        let s: String = self.line.iter().collect();
+        emit(s.trim_end().to_string());
+        self.line.clear();
+        self.col = 0;
+    }
+
+    fn csi(&mut self, fin: u8) {
+        if self
+            .csi_params
+            .first()
+            .is_some_and(|p| matches!(p, b'?' | b'>' | b'<' | b'='))
+        {
+            return;
+        }
+        let n = std::str::from_utf8(&self.csi_params)
+            .ok()
+            .and_then(|s| s.split(';').next()?.parse::<usize>().ok());
+        match fin {
+            b'K' => match n.unwrap_or(0) {
+                0 => self.line.truncate(self.col),
+                1 => {
+                    for c in self.line.iter_mut().take(self.col + 1) {
+                        *c = ' ';
+                    }
+                }
+                _ => self.line.iter_mut().for_each(|c| *c = ' '),
+            },
+            b'G' => self.col = n.unwrap_or(1).saturating_sub(1).min(MAX_LINE_CHARS),
+            b'C' => self.col = (self.col + n.unwrap_or(1).max(1)).min(MAX_LINE_CHARS),
+            b'D' => self.col = self.col.saturating_sub(n.unwrap_or(1).max(1)),
+            _ => {}
+        }
+    }
+}
+
+/// Renders a whole byte slice: completed lines, then the incomplete last line if any.
+pub fn render(bytes: &[u8]) -> Vec<String> {
+    let mut cleaner = Cleaner::new();
+    let mut lines = Vec::new();
+    cleaner.feed(bytes, &mut |l| lines.push(l));
+    let partial = cleaner.partial();
+    if !partial.is_empty() {
+        lines.push(partial);
+    }
+    lines
+}
+
+/// Keeps the first and last lines when there are more than `max`, with one line saying how
+/// many were left out. Returns the lines and how many were cut.
+pub fn head_tail(lines: Vec<String>, max: usize, hint: &str) -> (Vec<String>, usize) {
+    if lines.len() <= max || max == 0 {
+        return (lines, 0);
+    }
+    let head = max / 2;
+    let tail = max - head;
+    let cut = lines.len() - max;
+    let mut out = Vec::with_capacity(max + 1);
+    out.extend_from_slice(&lines[..head]);
+    out.push(format!("… {cut} lines omitted{hint} …"));
+    out.extend_from_slice(&lines[lines.len() - tail..]);
+    (out, cut)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_colours_and_titles() {
+        assert_eq!(render(b"\x1b[31mred\x1b[0m plain\r\n"), vec!["red plain"]);
+        assert_eq!(render(b"\x1b]0;title\x07ok\n"), vec!["ok"]);
+        assert_eq!(render(b"\x1b]133;A\x1b\\$ ls\n"), vec!["$ ls"]);
+        assert_eq!(render(b"\x1b(Bx\n"), vec!["x"]);
+        assert_eq!(render(b"\x1b[?2004hy\n"), vec!["y"]);
+    }
+
+    #[test]
+    fn carriage_return_rewrites_leave_the_last_state() {
+        assert_eq!(render(b"10%\r50%\r100%\n"), vec!["100%"]);
+        assert_eq!(render(b"abcdef\rxy\n"), vec!["xycdef"]);
+        assert_eq!(render(b"long line\r\x1b[Kshort\n"), vec!["short"]);
+    }
+
+    #[test]
+    fn backspace_tab_and_cursor_moves() {
+        assert_eq!(render(b"ab\x08c\n"), vec!["ac"]);
+        assert_eq!(render(b"a\tb\n"), vec!["a       b"]);
+        assert_eq!(render(b"abc\x1b[2Dx\n"), vec!["axc"]);
+        assert_eq!(render(b"abc\x1b[1Gz\n"), vec!["zbc"]);
+    }
+
+    #[test]
+    fn utf8_across_chunks_and_invalid_bytes() {
+        let mut c = Cleaner::new();
+        let mut lines = Vec::new();
+        let bytes = "日本\n".as_bytes();
+        c.feed(&bytes[..2], &mut |l| lines.push(l));
+        c.feed(&bytes[2..], &mut |l| lines.push(l));
+        assert_eq!(lines, vec!["日本"]);
+        assert_eq!(render(b"a\xffb\n"), vec!["a\u{fffd}b"]);
+    }
+
+    #[test]
+    fn escape_split_across_chunks() {
+        let mut c = Cleaner::new();
+        let mut lines = Vec::new();
+        c.feed(b"x\x1b[3", &mut |l| lines.push(l));
+        c.feed(b"1my\n", &mut |l| lines.push(l));
+        assert_eq!(lines, vec!["xy"]);
+    }
+
+    #[test]
+    fn head_tail_keeps_both_ends() {
+        let lines: Vec<String> = (1..=10).map(|i| i.to_string()).collect();
+        let (out, cut) = head_tail(lines, 4, "");
+        assert_eq!(cut, 6);
+        assert_eq!(out, vec!["1", "2", "… 6 lines omitted …", "9", "10"]);
+    }
+}
