@@ -13,20 +13,38 @@ use crate::sessions::SessionManager;
 /// All of termpilot's state.
 pub struct Core {
     pub config: Arc<Config>,
-    pub sessions: SessionManager,
+    pub sessions: Arc<SessionManager>,
 }
 
 impl Core {
     pub fn new(config: Config) -> Arc<Self> {
         let config = Arc::new(config);
-        Arc::new(Core {
-            sessions: SessionManager::new(config.clone()),
-            config,
-        })
+        let sessions = Arc::new(SessionManager::new(config.clone()));
+        spawn_idle_sweep(&sessions);
+        Arc::new(Core { sessions, config })
     }
 
     /// Ends everything the server started that must not outlive it (sessions, not jobs).
     pub async fn shutdown(&self) {
         self.sessions.shutdown().await;
     }
+}
+
+/// Ends idle sessions now and then, for as long as the manager exists. Needs a tokio runtime;
+/// without one (unit tests of the core) there is no sweep.
+fn spawn_idle_sweep(sessions: &Arc<SessionManager>) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let weak = Arc::downgrade(sessions);
+    let interval = sessions.sweep_interval();
+    runtime.spawn(async move {
+        loop {
+            tokio::time::sleep(interval).await;
+            let Some(sessions) = weak.upgrade() else {
+                return;
+            };
+            sessions.sweep_idle().await;
+        }
+    });
 }

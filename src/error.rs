@@ -14,6 +14,9 @@ pub enum Error {
         "No session is called `{0}`. Call terminal_list to see the sessions, or terminal_start to open one."
     )]
     UnknownSession(String),
+    /// The session had ended and was started afresh; the call's action was not performed.
+    #[error("{0}")]
+    Respawned(String),
     /// A limit was reached (sessions, sizes, counts).
     #[error("{0}")]
     Limit(String),

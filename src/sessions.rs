@@ -1,13 +1,27 @@
-//! The session registry: ids, names, limits and the list of live terminals.
+//! The session registry: ids, names, limits, the idle sweep and reserved ids.
 //!
-//! Terminal sessions themselves arrive with the session core; until then the registry is
-//! real but empty, and `terminal_list` reports exactly that.
+//! Ids are human-readable (`calm-reef`); a `name` is optional and may be used in place of
+//! the id. At most `max_sessions` are open. A session that is evicted as idle, or whose shell
+//! exits by itself, leaves its id reserved: the next call on it starts a fresh shell of the
+//! same shape under the same id and is told so, with the old last screen (the call's own
+//! action is not performed). `terminal_stop` ends a session for good.
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::session::emulator::Size;
+use crate::session::screen;
+use crate::session::shell;
+use crate::session::terminal::{Session, Shape, describe_exit};
+
+/// Most reserved ids remembered.
+const MAX_RESERVED: usize = 1000;
 
 /// What `terminal_list` says about one session.
 #[derive(Debug, Clone, Serialize)]
@@ -26,22 +40,291 @@ pub struct SessionSummary {
     pub rows: u16,
 }
 
+/// What a new session should be.
+#[derive(Debug, Clone, Default)]
+pub struct StartRequest {
+    pub shell: Option<String>,
+    pub command: Option<String>,
+    pub cwd: Option<PathBuf>,
+    pub env: BTreeMap<String, String>,
+    pub cols: Option<u16>,
+    pub rows: Option<u16>,
+    pub scrollback: Option<usize>,
+    pub login: Option<bool>,
+    pub name: Option<String>,
+    pub theme: Option<String>,
+}
+
+struct Reserved {
+    shape: Shape,
+    why: String,
+    last_screen: String,
+}
+
+#[derive(Default)]
+struct Inner {
+    live: Vec<Arc<Session>>,
+    reserved: HashMap<String, Reserved>,
+}
+
 /// Owns every session of this server.
 pub struct SessionManager {
-    #[allow(dead_code)]
     config: Arc<Config>,
+    inner: Mutex<Inner>,
 }
 
 impl SessionManager {
     pub fn new(config: Arc<Config>) -> Self {
-        SessionManager { config }
+        SessionManager {
+            config,
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    fn inner(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts a new session.
+    pub fn start(&self, req: StartRequest) -> Result<Arc<Session>> {
+        let shell = shell::resolve(req.shell.as_deref(), self.config.shell.as_deref())?;
+        let cwd = match req.cwd.or_else(|| self.config.cwd.clone()) {
+            Some(dir) => dir,
+            None => std::env::current_dir()
+                .map_err(|e| Error::io("The server has no working directory", "pass cwd", e))?,
+        };
+        if !cwd.is_dir() {
+            return Err(Error::InvalidInput(format!(
+                "The working directory `{}` does not exist or is not a folder; pass an existing folder as cwd.",
+                cwd.display()
+            )));
+        }
+        let shape = Shape {
+            shell,
+            command: req.command.filter(|c| !c.trim().is_empty()),
+            cwd,
+            env: req.env.into_iter().collect(),
+            size: Size {
+                cols: req.cols.unwrap_or(self.config.cols),
+                rows: req.rows.unwrap_or(self.config.rows),
+            },
+            scrollback: req.scrollback.unwrap_or(self.config.scrollback),
+            login: req.login.unwrap_or(self.config.login),
+            name: req.name.filter(|n| !n.trim().is_empty()),
+            theme: req.theme.unwrap_or_else(|| "dark".into()),
+        };
+        let mut inner = self.inner();
+        if inner.live.len() >= self.config.max_sessions {
+            return Err(Error::Limit(format!(
+                "{} sessions are open, the most this server allows; stop one with terminal_stop (terminal_list shows them) and try again.",
+                inner.live.len()
+            )));
+        }
+        if let Some(name) = &shape.name
+            && inner
+                .live
+                .iter()
+                .any(|s| s.shape.name.as_deref() == Some(name) || &s.id == name)
+        {
+            return Err(Error::InvalidInput(format!(
+                "A session is already called `{name}`; pick another name or use that session."
+            )));
+        }
+        let id = new_id(&inner);
+        let session = Session::spawn(id, shape)?;
+        inner.live.push(session.clone());
+        Ok(session)
+    }
+
+    /// The live session with this id or name. A reserved id is started afresh, and the
+    /// call is told so through [`Error::Respawned`].
+    pub fn get(&self, id: &str) -> Result<Arc<Session>> {
+        let mut inner = self.inner();
+        if let Some(session) = inner
+            .live
+            .iter()
+            .find(|s| s.id == id || s.shape.name.as_deref() == Some(id))
+            .cloned()
+        {
+            // A shell that exited by itself is retired; its id is reserved and reused now.
+            if !session.is_command()
+                && let Some(exit) = session.exit()
+            {
+                let last_screen = screen::plain_text(&session.state().emu);
+                inner.live.retain(|s| s.id != session.id);
+                reserve(
+                    &mut inner,
+                    &session,
+                    format!("its shell exited ({})", describe_exit(&exit)),
+                    last_screen,
+                );
+                return self.respawn(&mut inner, &session.id);
+            }
+            session.touch();
+            return Ok(session);
+        }
+        if inner.reserved.contains_key(id) {
+            return self.respawn(&mut inner, id);
+        }
+        Err(Error::UnknownSession(id.to_string()))
+    }
+
+    fn respawn(&self, inner: &mut Inner, id: &str) -> Result<Arc<Session>> {
+        let Some(reserved) = inner.reserved.remove(id) else {
+            return Err(Error::UnknownSession(id.to_string()));
+        };
+        if inner.live.len() >= self.config.max_sessions {
+            let why = reserved.why.clone();
+            inner.reserved.insert(id.to_string(), reserved);
+            return Err(Error::Limit(format!(
+                "Session {id} had ended ({why}) and cannot be restarted: the session limit is reached; stop another session first."
+            )));
+        }
+        let session = Session::spawn(id.to_string(), reserved.shape.clone())?;
+        inner.live.push(session.clone());
+        let screen = if reserved.last_screen.trim().is_empty() {
+            String::new()
+        } else {
+            format!(" Its last screen was:\n{}", reserved.last_screen)
+        };
+        Err(Error::Respawned(format!(
+            "Session {id} had ended ({}); a fresh shell of the same shape now runs under the same id, and this call did nothing: send it again.{screen}",
+            reserved.why
+        )))
+    }
+
+    /// Ends a session for good (its id is not reserved) and returns it.
+    pub async fn stop(&self, id: &str) -> Result<Arc<Session>> {
+        let session = {
+            let mut inner = self.inner();
+            inner.reserved.remove(id);
+            let found = inner
+                .live
+                .iter()
+                .find(|s| s.id == id || s.shape.name.as_deref() == Some(id))
+                .cloned();
+            match found {
+                Some(s) => {
+                    inner.live.retain(|x| x.id != s.id);
+                    s
+                }
+                None => return Err(Error::UnknownSession(id.to_string())),
+            }
+        };
+        session.kill().await;
+        Ok(session)
+    }
+
+    /// Kills a session and starts the same shape again under the same id.
+    pub async fn restart(&self, session: &Arc<Session>) -> Result<Arc<Session>> {
+        session.kill().await;
+        let fresh = Session::spawn(session.id.clone(), session.shape.clone())?;
+        let mut inner = self.inner();
+        inner.live.retain(|s| s.id != session.id);
+        inner.live.push(fresh.clone());
+        Ok(fresh)
     }
 
     /// Every live session, oldest first.
     pub fn list(&self) -> Vec<SessionSummary> {
-        Vec::new()
+        let live: Vec<Arc<Session>> = self.inner().live.clone();
+        live.iter()
+            .map(|s| SessionSummary {
+                id: s.id.clone(),
+                name: s.shape.name.clone(),
+                shell: s.shape.shell.program.display().to_string(),
+                cwd: s.cwd().display().to_string(),
+                alive: s.exit().is_none(),
+                busy: s.busy(),
+                foreground: s.foreground_command(),
+                idle_ms: s.idle_for().as_millis() as u64,
+                cols: s.shape.size.cols,
+                rows: s.shape.size.rows,
+            })
+            .collect()
+    }
+
+    pub fn count(&self) -> usize {
+        self.inner().live.len()
+    }
+
+    /// Ends sessions idle longer than the configured time, keeping their ids reserved.
+    pub async fn sweep_idle(&self) {
+        let idle: Vec<Arc<Session>> = {
+            let inner = self.inner();
+            inner
+                .live
+                .iter()
+                .filter(|s| s.idle_for() >= self.config.idle_timeout)
+                .cloned()
+                .collect()
+        };
+        for session in idle {
+            let last_screen = screen::plain_text(&session.state().emu);
+            {
+                let mut inner = self.inner();
+                inner.live.retain(|s| s.id != session.id);
+                let why = format!(
+                    "it was idle for more than {}",
+                    human(self.config.idle_timeout)
+                );
+                reserve(&mut inner, &session, why, last_screen);
+            }
+            session.kill().await;
+        }
+    }
+
+    /// How often the idle sweep should run.
+    pub fn sweep_interval(&self) -> Duration {
+        (self.config.idle_timeout / 4).clamp(Duration::from_secs(1), Duration::from_secs(60))
     }
 
     /// Ends every session.
-    pub async fn shutdown(&self) {}
+    pub async fn shutdown(&self) {
+        let live: Vec<Arc<Session>> = std::mem::take(&mut self.inner().live);
+        for session in live {
+            session.kill().await;
+        }
+    }
+}
+
+fn reserve(inner: &mut Inner, session: &Session, why: String, last_screen: String) {
+    if inner.reserved.len() >= MAX_RESERVED
+        && let Some(oldest) = inner.reserved.keys().next().cloned()
+    {
+        inner.reserved.remove(&oldest);
+    }
+    inner.reserved.insert(
+        session.id.clone(),
+        Reserved {
+            shape: session.shape.clone(),
+            why,
+            last_screen,
+        },
+    );
+}
+
+fn new_id(inner: &Inner) -> String {
+    loop {
+        let id = petname::petname(2, "-").unwrap_or_else(|| format!("s-{}", std::process::id()));
+        let taken = inner
+            .live
+            .iter()
+            .any(|s| s.id == id || s.shape.name.as_deref() == Some(&id))
+            || inner.reserved.contains_key(&id);
+        if !taken {
+            return id;
+        }
+    }
+}
+
+fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    if s.is_multiple_of(3600) {
+        format!("{}h", s / 3600)
+    } else if s.is_multiple_of(60) {
+        format!("{}m", s / 60)
+    } else {
+        format!("{s}s")
+    }
 }

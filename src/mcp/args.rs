@@ -17,7 +17,7 @@ pub fn parse<T: DeserializeOwned>(
     args: JsonObject,
 ) -> Result<T, ToolError> {
     let args = Value::Object(args);
-    if let Err(problem) = check(schema, schema, &args, "") {
+    if let Err(problem) = check(schema, &args, "") {
         return Err(ToolError::new(format!(
             "Invalid arguments for {tool}: {problem}."
         )));
@@ -41,8 +41,7 @@ pub fn parse<T: DeserializeOwned>(
 }
 
 /// Walks `value` alongside `schema`, checking the bounds serde cannot see.
-fn check(root: &JsonObject, schema: &JsonObject, value: &Value, path: &str) -> Result<(), String> {
-    let schema = resolve(root, schema);
+fn check(schema: &JsonObject, value: &Value, path: &str) -> Result<(), String> {
     let name = if path.is_empty() { "arguments" } else { path };
     match value {
         Value::Number(n) => {
@@ -92,7 +91,7 @@ fn check(root: &JsonObject, schema: &JsonObject, value: &Value, path: &str) -> R
             }
             if let Some(Value::Object(item_schema)) = schema.get("items") {
                 for (i, item) in items.iter().enumerate() {
-                    check(root, item_schema, item, &format!("{name}[{i}]"))?;
+                    check(item_schema, item, &format!("{name}[{i}]"))?;
                 }
             }
         }
@@ -105,7 +104,7 @@ fn check(root: &JsonObject, schema: &JsonObject, value: &Value, path: &str) -> R
                         } else {
                             format!("{path}.{key}")
                         };
-                        check(root, field_schema, field, &child)?;
+                        check(field_schema, field, &child)?;
                     }
                 }
             }
@@ -125,17 +124,6 @@ fn range_hint(schema: &JsonObject) -> String {
         (None, Some(max)) => format!("pass a value of at most {max}"),
         (None, None) => "pass a value in range".into(),
     }
-}
-
-/// Follows a local `$ref` (`#/$defs/Name`) to its schema.
-fn resolve<'a>(root: &'a JsonObject, schema: &'a JsonObject) -> &'a JsonObject {
-    if let Some(Value::String(reference)) = schema.get("$ref")
-        && let Some(name) = reference.strip_prefix("#/$defs/")
-        && let Some(Value::Object(def)) = root.get("$defs").and_then(|d| d.get(name))
-    {
-        return def;
-    }
-    schema
 }
 
 #[cfg(test)]

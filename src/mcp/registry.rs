@@ -26,7 +26,6 @@ use super::{args, schema};
 
 /// What a handler gets besides its arguments.
 #[derive(Clone)]
-#[allow(dead_code)] // read by the session tools, which arrive next
 pub struct ToolCtx {
     pub core: Arc<Core>,
     /// Fired when the client cancels the request (or goes away).
@@ -47,6 +46,34 @@ pub struct Hints {
 }
 
 impl Hints {
+    /// Changes things and may destroy them (runs input, kills processes, overwrites files).
+    pub const DESTRUCTIVE: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
+    };
+    /// Sends input to programs or runs commands: anything may happen, out in the world too.
+    pub const RUNS_COMMANDS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: true,
+    };
+    /// Adds something new (starts a session) without harming what exists.
+    pub const ADDITIVE: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: false,
+    };
+    /// Sets a state; doing it twice is the same as once.
+    pub const IDEMPOTENT: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
     /// Looks, changes nothing.
     pub const READ_ONLY: Hints = Hints {
         read_only: true,

@@ -17,17 +17,21 @@ pub fn input<T: JsonSchema>() -> Arc<JsonObject> {
     Arc::new(generate::<T>(SchemaSettings::draft2020_12(), true))
 }
 
-/// The schema of a tool's structured result.
+/// The schema of a tool's structured result: an object. Every byte of `tools/list` is paid
+/// for in every agent's context window, and a result's fields are self-describing JSON that
+/// the agent reads anyway, so the field list is left to the README (SPEC §6: the default
+/// surface must stay under 6 KB). `T` is still named so each tool declares its result type.
+#[allow(clippy::extra_unused_type_parameters)] // names the result type at the declaration
 pub fn output<T: JsonSchema>() -> Arc<JsonObject> {
-    Arc::new(generate::<T>(
-        SchemaSettings::draft2020_12().for_serialize(),
-        false,
-    ))
+    let mut out = Map::new();
+    out.insert("type".into(), "object".into());
+    Arc::new(out)
 }
 
 fn generate<T: JsonSchema>(settings: SchemaSettings, keep_descriptions: bool) -> JsonObject {
     let schema = settings.into_generator().into_root_schema_for::<T>();
     let mut value = serde_json::to_value(schema).expect("a schema is always JSON");
+    inline_refs(&mut value);
     slim(&mut value, keep_descriptions);
     match value {
         Value::Object(mut map) => {
@@ -42,12 +46,66 @@ fn generate<T: JsonSchema>(settings: SchemaSettings, keep_descriptions: bool) ->
     }
 }
 
+/// Replaces every local `$ref` by the schema it names and drops `$defs`: for the small,
+/// non-recursive parameter types of tools this is shorter and easier for a model to read.
+fn inline_refs(root: &mut Value) {
+    let Some(Value::Object(defs)) = root.as_object_mut().and_then(|m| m.remove("$defs")) else {
+        return;
+    };
+    fn walk(value: &mut Value, defs: &Map<String, Value>, depth: usize) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(r)) = map.get("$ref")
+                    && let Some(def) = r.strip_prefix("#/$defs/").and_then(|n| defs.get(n))
+                    && depth < 8
+                {
+                    let mut def = def.clone();
+                    walk(&mut def, defs, depth + 1);
+                    map.remove("$ref");
+                    if let Value::Object(inner) = def {
+                        for (k, v) in inner {
+                            map.entry(k).or_insert(v);
+                        }
+                    }
+                }
+                for child in map.values_mut() {
+                    walk(child, defs, depth);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| walk(i, defs, depth)),
+            _ => {}
+        }
+    }
+    walk(root, &defs, 0);
+}
+
 /// Removes what no client needs, in place.
 fn slim(value: &mut Value, keep_descriptions: bool) {
     match value {
         Value::Object(map) => {
-            for key in ["$schema", "title", "format"] {
+            for key in ["$schema", "title", "format", "additionalProperties"] {
                 map.remove(key);
+            }
+            // Bounds that only restate the Rust integer type (u16, u32, …) say nothing.
+            if map.get("minimum") == Some(&Value::from(0)) {
+                map.remove("minimum");
+            }
+            if let Some(max) = map.get("maximum").and_then(Value::as_u64)
+                && [u8::MAX as u64, u16::MAX as u64, u32::MAX as u64, u64::MAX].contains(&max)
+            {
+                map.remove("maximum");
+            }
+            // An enum of documented constants becomes a plain `enum` list.
+            if let Some(Value::Array(options)) = map.get("oneOf")
+                && options.iter().all(|o| o.get("const").is_some())
+            {
+                let values: Vec<Value> = options
+                    .iter()
+                    .filter_map(|o| o.get("const").cloned())
+                    .collect();
+                map.remove("oneOf");
+                map.insert("type".into(), "string".into());
+                map.insert("enum".into(), Value::Array(values));
             }
             if !keep_descriptions {
                 map.remove("description");
@@ -77,7 +135,11 @@ fn slim(value: &mut Value, keep_descriptions: bool) {
                     }
                 }
             }
-            if map.get("default") == Some(&Value::Null) {
+            // `null` and `false` defaults are what a client assumes anyway.
+            if matches!(
+                map.get("default"),
+                Some(Value::Null) | Some(Value::Bool(false))
+            ) {
                 map.remove("default");
             }
             // Property names are data, not schema keywords: recurse into their schemas only.
@@ -129,13 +191,12 @@ mod tests {
         assert!(schema.get("$schema").is_none());
         assert!(schema.get("title").is_none());
         assert_eq!(schema["required"], serde_json::json!(["name"]));
-        assert_eq!(schema["additionalProperties"], false);
+        assert!(schema.get("additionalProperties").is_none());
     }
 
     #[test]
-    fn output_schema_drops_descriptions() {
+    fn output_schema_is_an_object() {
         let schema = Value::Object((*output::<Sample>()).clone());
-        assert!(schema["properties"]["cols"].get("description").is_none());
-        assert_eq!(schema["type"], "object");
+        assert_eq!(schema, serde_json::json!({"type": "object"}));
     }
 }

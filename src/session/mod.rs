@@ -2,10 +2,20 @@
 //!
 //! - [`emulator`] and [`screen`]: what a person sees (alacritty_terminal).
 //! - [`log`]: the positioned raw output log; [`text`]: rendered lines from raw bytes.
-//! - [`keys`]: key names to bytes.
+//! - [`keys`]: key names to bytes; [`echo`]: masking the echo of typed input.
+//! - [`shell`]: which shell, and how it starts; [`terminal`]: the live session (PTY, threads,
+//!   state); [`ops`]: reads and writes; [`wait`] and [`watch`]: event-driven waits;
+//!   [`transcript`]: what a stopped session leaves on disk.
 
+pub mod echo;
 pub mod emulator;
 pub mod keys;
 pub mod log;
+pub mod ops;
 pub mod screen;
+pub mod shell;
+pub mod terminal;
 pub mod text;
+pub mod transcript;
+pub mod wait;
+pub mod watch;

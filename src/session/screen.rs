@@ -112,6 +112,25 @@ pub fn plain_text(emu: &Emulator) -> String {
     rows.join("\n")
 }
 
+/// The visible screen as patterns see it: like [`plain_text`], but the cursor's row keeps
+/// its trailing spaces up to the cursor, so a prompt such as `>>> ` matches `>>> $`.
+pub fn match_text(emu: &Emulator) -> String {
+    let mut rows = plain_rows(emu);
+    let point = emu.term().grid().cursor.point;
+    if let Ok(r) = usize::try_from(point.line.0)
+        && let Some(row) = rows.get_mut(r)
+    {
+        let width = row.chars().count();
+        if point.column.0 > width {
+            row.extend(std::iter::repeat_n(' ', point.column.0 - width));
+        }
+    }
+    while rows.last().is_some_and(|r| r.is_empty()) {
+        rows.pop();
+    }
+    rows.join("\n")
+}
+
 /// Reads one page of the screen.
 pub fn read(emu: &Emulator, opts: ScreenOptions) -> ScreenText {
     let grid = emu.term().grid();

@@ -24,14 +24,14 @@ enum Esc {
     #[default]
     Ground,
     /// After ESC.
-    Esc,
+    Escape,
     /// After ESC and an intermediate byte (e.g. `ESC (`): one more byte ends it.
-    EscIntermediate,
+    Intermediate,
     Csi,
     /// OSC, DCS, SOS, PM, APC: a string ended by BEL or ST.
     Str,
     /// ESC seen inside a string: `\` ends it.
-    StrEsc,
+    StrEscape,
 }
 
 /// Longest line kept; longer lines are cut (a person could not read them either).
@@ -58,30 +58,30 @@ impl Cleaner {
     fn byte(&mut self, b: u8, emit: &mut impl FnMut(String)) {
         match self.esc {
             Esc::Ground => {}
-            Esc::Esc => {
+            Esc::Escape => {
                 self.esc = match b {
                     b'[' => {
                         self.csi_params.clear();
                         Esc::Csi
                     }
                     b']' | b'P' | b'X' | b'^' | b'_' => Esc::Str,
-                    0x20..=0x2f => Esc::EscIntermediate,
+                    0x20..=0x2f => Esc::Intermediate,
                     _ => Esc::Ground,
                 };
                 return;
             }
-            Esc::EscIntermediate => {
+            Esc::Intermediate => {
                 self.esc = Esc::Ground;
                 return;
             }
             Esc::Csi => {
                 match b {
-                    0x30..=0x3f | 0x20..=0x2f => self.csi_params.push(b),
+                    0x20..=0x3f => self.csi_params.push(b),
                     0x40..=0x7e => {
                         self.esc = Esc::Ground;
                         self.csi(b);
                     }
-                    0x1b => self.esc = Esc::Esc,
+                    0x1b => self.esc = Esc::Escape,
                     _ => {}
                 }
                 return;
@@ -89,12 +89,12 @@ impl Cleaner {
             Esc::Str => {
                 match b {
                     0x07 => self.esc = Esc::Ground,
-                    0x1b => self.esc = Esc::StrEsc,
+                    0x1b => self.esc = Esc::StrEscape,
                     _ => {}
                 }
                 return;
             }
-            Esc::StrEsc => {
+            Esc::StrEscape => {
                 self.esc = if b == b'\\' { Esc::Ground } else { Esc::Str };
                 return;
             }
@@ -118,7 +118,7 @@ impl Cleaner {
             self.put('\u{fffd}');
         }
         match b {
-            0x1b => self.esc = Esc::Esc,
+            0x1b => self.esc = Esc::Escape,
             b'\n' => self.newline(emit),
             b'\r' => self.col = 0,
             0x08 => self.col = self.col.saturating_sub(1),
@@ -277,5 +277,45 @@ mod tests {
         let (out, cut) = head_tail(lines, 4, "");
         assert_eq!(cut, 6);
         assert_eq!(out, vec!["1", "2", "… 6 lines omitted …", "9", "10"]);
+    }
+}
+
+/// The rendered line history of a session: the last [`HISTORY_LINES`] lines it printed.
+#[derive(Debug, Default)]
+pub struct LineHistory {
+    cleaner: Cleaner,
+    lines: std::collections::VecDeque<String>,
+    /// Lines ever completed (the oldest kept is `total - lines.len()`).
+    total: u64,
+}
+
+/// How many rendered lines a session keeps.
+pub const HISTORY_LINES: usize = 10_000;
+
+impl LineHistory {
+    pub fn feed(&mut self, bytes: &[u8]) {
+        let lines = &mut self.lines;
+        let total = &mut self.total;
+        self.cleaner.feed(bytes, &mut |l| {
+            lines.push_back(l);
+            *total += 1;
+            if lines.len() > HISTORY_LINES {
+                lines.pop_front();
+            }
+        });
+    }
+
+    /// Kept lines plus the incomplete last line, oldest first.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.lines.iter().cloned().collect();
+        let partial = self.cleaner.partial();
+        if !partial.is_empty() {
+            out.push(partial);
+        }
+        out
+    }
+
+    pub fn clear(&mut self) {
+        self.lines.clear();
     }
 }

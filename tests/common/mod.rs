@@ -14,7 +14,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// Every wait in a test is bounded by this.
-pub const TEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub const TEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_termpilot");
 
@@ -234,5 +234,16 @@ impl RawClient {
         drop(self.stdin);
         let _ = tokio::time::timeout(TEST_TIMEOUT, self.child.wait()).await;
         let _ = self.child.kill().await;
+    }
+}
+
+impl Server {
+    /// Calls an extra tool through `terminal_extra`, expecting a tool error.
+    pub async fn extra_err(&self, tool: &str, args: Value) -> String {
+        self.err(
+            "terminal_extra",
+            serde_json::json!({"tool": tool, "args": args}),
+        )
+        .await
     }
 }

@@ -2,7 +2,10 @@
 //! the registry is built from; add a tool by adding its `ToolDef` here.
 
 pub mod extra;
+mod session_call;
 pub mod sessions;
+pub mod terminal_io;
+pub mod waits;
 
 use super::registry::ToolDef;
 
@@ -10,5 +13,7 @@ use super::registry::ToolDef;
 pub fn all() -> Vec<ToolDef> {
     let mut tools = Vec::new();
     tools.extend(sessions::tools());
+    tools.extend(terminal_io::tools());
+    tools.extend(waits::tools());
     tools
 }

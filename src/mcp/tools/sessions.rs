@@ -1,26 +1,157 @@
-//! Session tools: list (and, with the session core, start/write/read/wait/stop and friends).
+//! Session lifecycle tools: start, list, resize, reset, stop.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot::sessions::SessionSummary;
+use termpilot::session::emulator::Size;
+use termpilot::session::terminal::describe_exit;
+use termpilot::session::{screen, transcript};
+use termpilot::sessions::{SessionSummary, StartRequest};
 
+use super::session_call::lock;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
 
+/// How long `terminal_start` waits for the shell's first output to settle…
+const BANNER_IDLE: Duration = Duration::from_millis(150);
+/// …at most.
+const BANNER_MAX: Duration = Duration::from_secs(3);
+
 pub fn tools() -> Vec<ToolDef> {
-    vec![ToolDef::new(
-        "terminal_list",
-        "List terminal sessions",
-        "List the open terminal sessions: id, name, shell, cwd, alive, busy, foreground command, idle time and size.",
-        Hints::READ_ONLY,
-        list,
-    )]
+    vec![
+        ToolDef::new(
+            "terminal_start",
+            "Start a terminal",
+            "Open a persistent shell on a real terminal, or one program (`command`). Returns sessionId.",
+            Hints::ADDITIVE,
+            start,
+        ),
+        ToolDef::new(
+            "terminal_list",
+            "List terminal sessions",
+            "List the open sessions.",
+            Hints::READ_ONLY,
+            list,
+        ),
+        ToolDef::new(
+            "terminal_stop",
+            "Stop a terminal",
+            "End a session and its process tree; optional last lines and transcript file (.cast = asciicast).",
+            Hints::DESTRUCTIVE,
+            stop,
+        ),
+        ToolDef::new(
+            "terminal_resize",
+            "Resize a terminal",
+            "Change a session's terminal size; the program is told (SIGWINCH).",
+            Hints::IDEMPOTENT,
+            resize,
+        ),
+        ToolDef::new(
+            "terminal_reset",
+            "Reset a terminal",
+            "Clear the screen and scrollback, or with hardReset restart the shell (or the command) under the same id.",
+            Hints::DESTRUCTIVE,
+            reset,
+        ),
+    ]
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StartParams {
+    pub shell: Option<String>,
+    pub command: Option<String>,
+    #[schemars(range(min = 2, max = 1000))]
+    pub cols: Option<u16>,
+    #[schemars(range(min = 1, max = 500))]
+    pub rows: Option<u16>,
+    pub cwd: Option<PathBuf>,
+    #[schemars(length(min = 1, max = 64))]
+    pub name: Option<String>,
+    pub env: Option<BTreeMap<String, String>>,
+    pub login: Option<bool>,
+    #[schemars(range(min = 0, max = 100000))]
+    pub scrollback: Option<usize>,
+    pub theme: Option<Theme>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Theme {
+    Dark,
+    Light,
+    SolarizedDark,
+    SolarizedLight,
+}
+
+impl Theme {
+    fn name(self) -> &'static str {
+        match self {
+            Theme::Dark => "dark",
+            Theme::Light => "light",
+            Theme::SolarizedDark => "solarized-dark",
+            Theme::SolarizedLight => "solarized-light",
+        }
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StartResult {
+    pub session_id: String,
+    pub name: Option<String>,
+    pub shell: String,
+    pub shell_type: String,
+    pub cwd: String,
+    pub pid: i32,
+    /// What the shell printed first.
+    pub banner: String,
+    /// How command completion is detected.
+    pub integration: String,
+    pub cols: u16,
+    pub rows: u16,
+}
+
+async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
+    let request = StartRequest {
+        shell: p.shell,
+        command: p.command,
+        cwd: p.cwd,
+        env: p.env.unwrap_or_default(),
+        cols: p.cols,
+        rows: p.rows,
+        scrollback: p.scrollback,
+        login: p.login,
+        name: p.name,
+        theme: p.theme.map(|t| t.name().to_string()),
+    };
+    let session = ctx.core.sessions.start(request)?;
+    session
+        .wait_idle(BANNER_IDLE, BANNER_MAX, &ctx.cancel)
+        .await;
+    let banner = session.output_since(0, 50, false);
+    session.state().read_cursor = banner.position;
+    Ok(StartResult {
+        session_id: session.id.clone(),
+        name: session.shape.name.clone(),
+        shell: session.shape.shell.program.display().to_string(),
+        shell_type: session.shape.shell.kind.name().to_string(),
+        cwd: session.shape.cwd.display().to_string(),
+        pid: session.pid,
+        banner: banner.output,
+        integration: "process-group".into(),
+        cols: session.shape.size.cols,
+        rows: session.shape.size.rows,
+    })
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListParams {
-    /// Full metadata (false: id, name, cwd, alive, busy only).
     #[serde(default = "yes")]
     pub verbose: bool,
 }
@@ -57,4 +188,178 @@ fn summary_json(s: &SessionSummary, verbose: bool) -> serde_json::Value {
             "id": s.id, "name": s.name, "cwd": s.cwd, "alive": s.alive, "busy": s.busy,
         })
     }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StopParams {
+    pub session_id: String,
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 10000))]
+    pub snapshot_lines: usize,
+    /// Absolute path.
+    pub transcript_path: Option<PathBuf>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    pub text: String,
+    pub line_count: usize,
+    pub total_lines: usize,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Transcript {
+    pub path: String,
+    pub bytes: u64,
+    pub format: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StopResult {
+    pub success: bool,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Snapshot>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<Transcript>,
+}
+
+async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
+    if let Some(path) = &p.transcript_path
+        && (!path.is_absolute() || path.is_dir())
+    {
+        return Err(ToolError::new(format!(
+            "transcriptPath `{}` must be an absolute path to a file; nothing was stopped.",
+            path.display()
+        )));
+    }
+    let session = ctx.core.sessions.stop(&p.session_id).await?;
+    let snapshot = (p.snapshot_lines > 0).then(|| {
+        let (lines, total, _, _) = session.history(0, p.snapshot_lines);
+        Snapshot {
+            line_count: lines.len(),
+            total_lines: total,
+            text: lines.join("\n"),
+        }
+    });
+    let transcript = match &p.transcript_path {
+        Some(path) => {
+            let bytes = transcript::write(&session, path)?;
+            Some(Transcript {
+                path: path.display().to_string(),
+                bytes,
+                format: if transcript::is_cast(path) {
+                    "asciicast-v2"
+                } else {
+                    "text"
+                }
+                .into(),
+            })
+        }
+        None => None,
+    };
+    let how = session
+        .exit()
+        .map(|e| describe_exit(&e))
+        .unwrap_or_else(|| "ended".into());
+    Ok(StopResult {
+        success: true,
+        message: format!(
+            "Session {} stopped ({how}); its processes are gone.",
+            session.id
+        ),
+        snapshot,
+        transcript,
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ResizeParams {
+    pub session_id: String,
+    #[schemars(range(min = 2, max = 1000))]
+    pub cols: u16,
+    #[schemars(range(min = 1, max = 500))]
+    pub rows: u16,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ResizeResult {
+    pub cols: u16,
+    pub rows: u16,
+}
+
+async fn resize(ctx: ToolCtx, p: ResizeParams) -> Result<ResizeResult, ToolError> {
+    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    session.resize(Size {
+        cols: p.cols,
+        rows: p.rows,
+    })?;
+    Ok(ResizeResult {
+        cols: p.cols,
+        rows: p.rows,
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ResetParams {
+    pub session_id: String,
+    /// Restart the shell (or the command) instead of clearing the screen.
+    #[serde(default)]
+    pub hard_reset: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResetResult {
+    pub success: bool,
+    pub message: String,
+    pub session_id: String,
+    pub pid: i32,
+    /// The screen after the reset.
+    pub screen: String,
+}
+
+async fn reset(ctx: ToolCtx, p: ResetParams) -> Result<ResetResult, ToolError> {
+    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    if p.hard_reset {
+        let fresh = ctx.core.sessions.restart(&session).await?;
+        fresh.wait_idle(BANNER_IDLE, BANNER_MAX, &ctx.cancel).await;
+        let end = fresh.state().log.end();
+        fresh.state().read_cursor = end;
+        let screen = screen::plain_text(&fresh.state().emu);
+        return Ok(ResetResult {
+            success: true,
+            message: format!(
+                "Session {} restarted: a fresh {} runs under the same id.",
+                fresh.id,
+                if fresh.is_command() {
+                    "command"
+                } else {
+                    "shell"
+                }
+            ),
+            session_id: fresh.id.clone(),
+            pid: fresh.pid,
+            screen,
+        });
+    }
+    let screen = {
+        let mut s = session.state();
+        s.emu.clear();
+        s.history.clear();
+        s.read_cursor = s.log.end();
+        screen::plain_text(&s.emu)
+    };
+    Ok(ResetResult {
+        success: true,
+        message: "Screen and scrollback cleared; the program was not told.".into(),
+        session_id: session.id.clone(),
+        pid: session.pid,
+        screen,
+    })
 }

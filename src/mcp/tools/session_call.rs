@@ -1,0 +1,26 @@
+//! The common start of every call on a session: find it (or be told it was restarted) and
+//! take its call lock, so calls on one session run one at a time.
+
+use std::sync::Arc;
+
+use termpilot::session::terminal::Session;
+use tokio::sync::OwnedMutexGuard;
+
+use crate::mcp::registry::ToolCtx;
+use crate::mcp::reply::ToolError;
+
+/// Finds the session and waits (cancellably) for its call lock.
+pub async fn lock(ctx: &ToolCtx, id: &str) -> Result<(Arc<Session>, SessionGuard), ToolError> {
+    let session = ctx.core.sessions.get(id)?;
+    let guard = tokio::select! {
+        guard = session.op.clone().lock_owned() => guard,
+        _ = ctx.cancel.cancelled() => {
+            return Err(ToolError::new("The call was cancelled while another call on this session was running."));
+        }
+    };
+    session.touch();
+    Ok((session, SessionGuard(guard)))
+}
+
+/// Holds a session's call lock until dropped.
+pub struct SessionGuard(#[allow(dead_code)] OwnedMutexGuard<()>);

@@ -1,0 +1,321 @@
+//! Talking to a session: write text, press keys, read output or the screen, read history.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use termpilot::session::ops::{WRITE_IDLE, WRITE_MAX_WAIT};
+use termpilot::session::screen::{self, ScreenOptions, ScreenText};
+use termpilot::session::terminal::Session;
+
+use super::session_call::lock;
+use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
+use crate::mcp::reply::ToolError;
+
+pub fn tools() -> Vec<ToolDef> {
+    vec![
+        ToolDef::new(
+            "terminal_write",
+            "Type into a terminal",
+            "Type into a session (\\r = Enter). Returns the output once idle (returnOutput: new|none|screen).",
+            Hints::RUNS_COMMANDS,
+            write,
+        ),
+        ToolDef::new(
+            "terminal_send_key",
+            "Press a key",
+            "Press a key or combo in a session: Enter, Tab, Escape, Up/Down/Left/Right, Home, End, PageUp, PageDown, Backspace, Delete, F1–F12, Ctrl+C, Shift+Tab, Alt+Enter…; count repeats it.",
+            Hints::RUNS_COMMANDS,
+            send_key,
+        ),
+        ToolDef::new(
+            "terminal_read",
+            "Read a terminal",
+            "New output since `since` (default: the last read), once idle. view:screen = the screen as text, cursor ▌, highlights; page goes back.",
+            Hints::READ_ONLY,
+            read,
+        ),
+        ToolDef::new(
+            "terminal_get_history",
+            "Terminal history",
+            "Earlier output of a session (last ~10,000 rendered lines), without consuming it: offset lines back from the newest, maxLines at most.",
+            Hints::READ_ONLY,
+            history,
+        ),
+    ]
+}
+
+/// What a write or key press returns besides its position.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ReturnOutput {
+    /// Wait until output is idle (200 ms, at most 10 s) and return it.
+    #[default]
+    New,
+    /// Return at once.
+    None,
+    /// Wait as for `new`, then return the screen.
+    Screen,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WriteResult {
+    /// Output position before the write (a `since` for later reads).
+    pub position: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen: Option<ScreenText>,
+    /// Output position after what is returned.
+    pub end_position: u64,
+}
+
+/// Waits for the program's answer to input written at `position`, as asked.
+async fn answer(
+    ctx: &ToolCtx,
+    session: &Session,
+    position: u64,
+    mode: ReturnOutput,
+) -> WriteResult {
+    if mode == ReturnOutput::None {
+        return WriteResult {
+            position,
+            output: None,
+            screen: None,
+            end_position: position,
+        };
+    }
+    session
+        .wait_idle(WRITE_IDLE, WRITE_MAX_WAIT, &ctx.cancel)
+        .await;
+    let read = session.output_since(position, 200, false);
+    session.state().read_cursor = read.position;
+    let screen =
+        (mode == ReturnOutput::Screen).then(|| screen::read(&session.state().emu, SCREEN_DEFAULT));
+    WriteResult {
+        position,
+        output: (mode == ReturnOutput::New).then_some(read.output),
+        screen,
+        end_position: read.position,
+    }
+}
+
+const SCREEN_DEFAULT: ScreenOptions = ScreenOptions {
+    page: 0,
+    join_wrapped: true,
+    cursor: true,
+    highlights: true,
+};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WriteParams {
+    pub session_id: String,
+    pub data: String,
+    /// As one bracketed paste.
+    #[serde(default)]
+    pub paste: bool,
+    #[serde(default)]
+    pub return_output: ReturnOutput,
+}
+
+async fn write(ctx: ToolCtx, p: WriteParams) -> Result<WriteResult, ToolError> {
+    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let position = session.type_text(&p.data, p.paste).await?;
+    Ok(answer(&ctx, &session, position, p.return_output).await)
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct KeyParams {
+    pub session_id: String,
+    /// Key or combo, e.g. Enter, Ctrl+C, ArrowUp, Shift+Tab, F5.
+    pub key: String,
+    #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 100))]
+    pub count: usize,
+    #[serde(default)]
+    pub return_output: ReturnOutput,
+}
+
+fn one() -> usize {
+    1
+}
+
+async fn send_key(ctx: ToolCtx, p: KeyParams) -> Result<WriteResult, ToolError> {
+    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let position = session.press(&p.key, p.count).await?;
+    Ok(answer(&ctx, &session, position, p.return_output).await)
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum View {
+    #[default]
+    Output,
+    Screen,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReadParams {
+    pub session_id: String,
+    pub since: Option<u64>,
+    /// ms
+    #[serde(default = "thirty_seconds")]
+    #[schemars(range(min = 0, max = 600000))]
+    pub timeout: u64,
+    /// ms of silence that ends the read
+    #[serde(default = "half_second")]
+    #[schemars(range(min = 0, max = 60000))]
+    pub idle_timeout: u64,
+    #[serde(default = "two_hundred")]
+    #[schemars(range(min = 1, max = 10000))]
+    pub max_lines: usize,
+    #[serde(default)]
+    pub view: View,
+    /// With escape sequences.
+    #[serde(default)]
+    pub raw: bool,
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 100000))]
+    pub page: usize,
+    #[serde(default = "yes")]
+    pub join_wrapped: bool,
+    #[serde(default = "yes")]
+    pub cursor: bool,
+    #[serde(default = "yes")]
+    pub highlights: bool,
+}
+
+fn thirty_seconds() -> u64 {
+    30_000
+}
+fn half_second() -> u64 {
+    500
+}
+fn two_hundred() -> usize {
+    200
+}
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadResult {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    pub position: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timed_out: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    #[serde(flatten)]
+    pub screen: Option<ScreenText>,
+}
+
+async fn read(ctx: ToolCtx, p: ReadParams) -> Result<ReadResult, ToolError> {
+    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    if p.view == View::Screen {
+        let s = session.state();
+        let screen = screen::read(
+            &s.emu,
+            ScreenOptions {
+                page: p.page,
+                join_wrapped: p.join_wrapped,
+                cursor: p.cursor,
+                highlights: p.highlights,
+            },
+        );
+        return Ok(ReadResult {
+            output: None,
+            position: s.log.end(),
+            timed_out: None,
+            truncated: None,
+            hint: None,
+            screen: Some(screen),
+        });
+    }
+    let (read, timed_out) = session
+        .read_output(
+            p.since,
+            Duration::from_millis(p.idle_timeout),
+            Duration::from_millis(p.timeout),
+            p.max_lines,
+            p.raw,
+            &ctx.cancel,
+        )
+        .await;
+    let truncated = read.omitted_lines > 0 || read.dropped_bytes > 0;
+    let hint = (read.dropped_bytes > 0).then(|| {
+        format!(
+            "{} older bytes are no longer kept; terminal_get_history has the last 10,000 lines.",
+            read.dropped_bytes
+        )
+    });
+    Ok(ReadResult {
+        output: Some(read.output),
+        position: read.position,
+        timed_out: Some(timed_out),
+        truncated: truncated.then_some(true),
+        hint,
+        screen: None,
+    })
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum HistoryFormat {
+    #[default]
+    Lines,
+    Text,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HistoryParams {
+    pub session_id: String,
+    /// Lines to skip back from the newest (0 = newest).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 1000000))]
+    pub offset: usize,
+    #[serde(default = "two_hundred")]
+    #[schemars(range(min = 1, max = 10000))]
+    pub max_lines: usize,
+    #[serde(default)]
+    pub format: HistoryFormat,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryResult {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    pub total_lines: usize,
+    /// 0-based index of the first line returned…
+    pub returned_from: usize,
+    /// …and one past the last.
+    pub returned_to: usize,
+}
+
+async fn history(ctx: ToolCtx, p: HistoryParams) -> Result<HistoryResult, ToolError> {
+    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let (lines, total, from, to) = session.history(p.offset, p.max_lines);
+    let (lines, text) = match p.format {
+        HistoryFormat::Lines => (Some(lines), None),
+        HistoryFormat::Text => (None, Some(lines.join("\n"))),
+    };
+    Ok(HistoryResult {
+        lines,
+        text,
+        total_lines: total,
+        returned_from: from,
+        returned_to: to,
+    })
+}

@@ -1,0 +1,292 @@
+//! Waiting on a session: `terminal_wait` (a pattern, the command's end, or quiet) and
+//! `terminal_watch` (the first of several triggers).
+
+use std::time::Duration;
+
+use regex::Regex;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use termpilot::session::wait::{On, Reason, Until};
+use termpilot::session::watch::{Trigger, WatchReason};
+
+use super::session_call::lock;
+use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
+use crate::mcp::reply::ToolError;
+
+pub fn tools() -> Vec<ToolDef> {
+    vec![
+        ToolDef::new(
+            "terminal_wait",
+            "Wait on a terminal",
+            "Wait for a regex (on stream or screen; your typed echo never matches), the command's end (until:exit, default without pattern) or quiet. Timeout is a normal result.",
+            Hints::READ_ONLY,
+            wait,
+        ),
+        ToolDef::new(
+            "terminal_watch",
+            "Watch a terminal",
+            "Wait for the first of 1–10 trigger patterns, quiet output, the program's exit or the timeout (≤1 h), in one call; returns the matched line and context.",
+            Hints::READ_ONLY,
+            watch,
+        ),
+    ]
+}
+
+/// Compiles an agent's pattern; `multi_line` makes ^ and $ match at line ends (screen).
+pub fn compile(pattern: &str, field: &str, multi_line: bool) -> Result<Regex, ToolError> {
+    let source = if multi_line {
+        format!("(?m){pattern}")
+    } else {
+        pattern.to_string()
+    };
+    Regex::new(&source).map_err(|e| {
+        let detail = e.to_string();
+        let last = detail.lines().last().unwrap_or("").trim().to_string();
+        ToolError::new(format!(
+            "`{field}` is not a valid regular expression ({last}); escape special characters such as ( [ . * with a backslash."
+        ))
+    })
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum UntilParam {
+    Pattern,
+    Exit,
+    Quiet,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum OnParam {
+    #[default]
+    Stream,
+    Screen,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReturnMode {
+    #[default]
+    Tail,
+    Full,
+    MatchOnly,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WaitParams {
+    pub session_id: String,
+    pub pattern: Option<String>,
+    pub until: Option<UntilParam>,
+    #[serde(default)]
+    pub on: OnParam,
+    /// ms
+    #[serde(default = "thirty_seconds")]
+    #[schemars(range(min = 1, max = 600000))]
+    pub timeout: u64,
+    #[serde(default)]
+    pub return_mode: ReturnMode,
+    #[serde(default = "fifty")]
+    #[schemars(range(min = 0, max = 10000))]
+    pub tail_lines: usize,
+    pub since: Option<u64>,
+    #[serde(default = "one_second")]
+    #[schemars(range(min = 10, max = 600000))]
+    pub quiet_ms: u64,
+}
+
+fn thirty_seconds() -> u64 {
+    30_000
+}
+fn fifty() -> usize {
+    50
+}
+fn one_second() -> u64 {
+    1000
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitResult {
+    pub output: String,
+    pub matched: bool,
+    pub timed_out: bool,
+    pub position: u64,
+    /// pattern, exit, quiet, timeout or cancelled.
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_line: Option<String>,
+    /// A command session's exit status, once it exited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+async fn wait(ctx: ToolCtx, p: WaitParams) -> Result<WaitResult, ToolError> {
+    let mode = p.until.unwrap_or(if p.pattern.is_some() {
+        UntilParam::Pattern
+    } else {
+        UntilParam::Exit
+    });
+    let until = match mode {
+        UntilParam::Pattern => {
+            let Some(pattern) = &p.pattern else {
+                return Err(ToolError::new(
+                    "until:pattern needs a pattern; pass pattern, or use until:exit or until:quiet.",
+                ));
+            };
+            let on = match p.on {
+                OnParam::Stream => On::Stream,
+                OnParam::Screen => On::Screen,
+            };
+            Until::Pattern(compile(pattern, "pattern", on == On::Screen)?, on)
+        }
+        UntilParam::Exit => Until::Exit,
+        UntilParam::Quiet => Until::Quiet(Duration::from_millis(p.quiet_ms)),
+    };
+    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let start = session.state().log.end();
+    let since = p.since.unwrap_or(start);
+    let outcome = session
+        .wait_until(
+            &until,
+            since,
+            Duration::from_millis(p.timeout),
+            &ctx.cancel,
+            &*ctx.progress,
+        )
+        .await;
+    let output = match p.return_mode {
+        ReturnMode::MatchOnly => String::new(),
+        ReturnMode::Full => session.output_since(since.min(start), 2000, false).output,
+        ReturnMode::Tail => {
+            let read = session.output_since(since.min(start), usize::MAX, false);
+            let lines: Vec<&str> = read.output.lines().collect();
+            let from = lines.len().saturating_sub(p.tail_lines);
+            lines[from..].join("\n")
+        }
+    };
+    session.state().read_cursor = outcome.position;
+    let timed_out = outcome.reason == Reason::Timeout;
+    let hint = timed_out.then(|| {
+        "Nothing matched in time; the program is still running: call terminal_wait again, or terminal_read to see its output.".to_string()
+    });
+    Ok(WaitResult {
+        output,
+        matched: outcome.reason == Reason::Matched,
+        timed_out,
+        position: outcome.position,
+        reason: outcome.reason.as_str().into(),
+        matched_text: outcome.matched,
+        matched_line: outcome.matched_line,
+        exit_code: if session.is_command() {
+            outcome.exit.and_then(|e| e.code)
+        } else {
+            None
+        },
+        hint,
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TriggerParam {
+    /// Label returned when it fires.
+    #[schemars(length(min = 1, max = 64))]
+    pub id: String,
+    pub pattern: String,
+    /// false = literal text.
+    #[serde(default = "yes")]
+    pub is_regex: bool,
+    /// Minimum ms between two firings of this trigger.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 3600000))]
+    pub cooldown_ms: u64,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WatchParams {
+    pub session_id: String,
+    #[schemars(length(min = 1, max = 10))]
+    pub triggers: Vec<TriggerParam>,
+    /// ms
+    #[serde(default = "sixty_seconds")]
+    #[schemars(range(min = 1, max = 3600000))]
+    pub timeout: u64,
+    /// Return after this many ms without output.
+    #[schemars(range(min = 10, max = 3600000))]
+    pub quiet_exit_ms: Option<u64>,
+    #[serde(default = "three")]
+    #[schemars(range(min = 0, max = 50))]
+    pub context_lines: usize,
+    /// Match output from this position (default: from the call on).
+    pub since: Option<u64>,
+}
+
+fn sixty_seconds() -> u64 {
+    60_000
+}
+fn three() -> usize {
+    3
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WatchResult {
+    /// trigger, quiet, timeout, exit or cancelled.
+    pub reason: String,
+    pub timed_out: bool,
+    pub position: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_line: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<String>,
+}
+
+async fn watch(ctx: ToolCtx, p: WatchParams) -> Result<WatchResult, ToolError> {
+    let mut triggers = Vec::with_capacity(p.triggers.len());
+    for (i, t) in p.triggers.iter().enumerate() {
+        let source = if t.is_regex {
+            t.pattern.clone()
+        } else {
+            regex::escape(&t.pattern)
+        };
+        triggers.push(Trigger {
+            id: t.id.clone(),
+            regex: compile(&source, &format!("triggers[{i}].pattern"), false)?,
+            cooldown: Duration::from_millis(t.cooldown_ms),
+        });
+    }
+    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let outcome = session
+        .watch(
+            &triggers,
+            p.quiet_exit_ms.map(Duration::from_millis),
+            p.since,
+            Duration::from_millis(p.timeout),
+            p.context_lines,
+            &ctx.cancel,
+            &*ctx.progress,
+        )
+        .await;
+    session.state().read_cursor = outcome.position;
+    Ok(WatchResult {
+        reason: outcome.reason.as_str().into(),
+        timed_out: outcome.reason == WatchReason::Timeout,
+        position: outcome.position,
+        trigger_id: outcome.trigger_id,
+        matched_line: outcome.matched_line,
+        context: outcome.context,
+    })
+}

@@ -1,0 +1,116 @@
+//! What the session tools do, in the core's terms: read output, write input, press keys,
+//! read history. The MCP face only maps parameters onto these and shapes the results.
+
+use std::time::Duration;
+
+use alacritty_terminal::term::TermMode;
+use tokio_util::sync::CancellationToken;
+
+use super::keys;
+use super::terminal::Session;
+use super::text;
+use crate::error::Result;
+
+/// After a write, output is awaited until idle this long…
+pub const WRITE_IDLE: Duration = Duration::from_millis(200);
+/// …but never longer than this.
+pub const WRITE_MAX_WAIT: Duration = Duration::from_secs(10);
+
+/// Rendered (or raw) output read from a session.
+#[derive(Debug, Clone)]
+pub struct OutputRead {
+    pub output: String,
+    /// Where the next read should start (`since`).
+    pub position: u64,
+    /// Lines left out of the middle (head and tail kept).
+    pub omitted_lines: usize,
+    /// Bytes asked for that the 1 MiB log no longer holds.
+    pub dropped_bytes: u64,
+}
+
+impl Session {
+    /// Output between `from` and the end, rendered (or raw), cut to `max_lines` head + tail.
+    pub fn output_since(&self, from: u64, max_lines: usize, raw: bool) -> OutputRead {
+        let (start, bytes, end) = {
+            let s = self.state();
+            let (start, bytes) = s.log.since(from);
+            (start, bytes, s.log.end())
+        };
+        let dropped_bytes = start.saturating_sub(from);
+        let hint = format!("; read them with since={start} or terminal_get_history");
+        let (output, omitted_lines) = if raw {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let lines: Vec<String> = text.split('\n').map(String::from).collect();
+            let (lines, cut) = text::head_tail(lines, max_lines, &hint);
+            (lines.join("\n"), cut)
+        } else {
+            let (lines, cut) = text::head_tail(text::render(&bytes), max_lines, &hint);
+            (lines.join("\n"), cut)
+        };
+        OutputRead {
+            output,
+            position: end,
+            omitted_lines,
+            dropped_bytes,
+        }
+    }
+
+    /// `terminal_read`'s output view: waits until output is idle, then returns what came
+    /// since `since` (default: where the last read ended). Returns the read and whether the
+    /// hard timeout cut the wait.
+    pub async fn read_output(
+        &self,
+        since: Option<u64>,
+        idle: Duration,
+        timeout: Duration,
+        max_lines: usize,
+        raw: bool,
+        cancel: &CancellationToken,
+    ) -> (OutputRead, bool) {
+        let from = since.unwrap_or_else(|| self.state().read_cursor);
+        let timed_out = self.wait_idle(idle, timeout, cancel).await;
+        let read = self.output_since(from, max_lines, raw);
+        self.state().read_cursor = read.position;
+        (read, timed_out)
+    }
+
+    /// Types `data` (or pastes it, bracketed when the program asked for that). Returns the
+    /// output position at the moment of writing.
+    pub async fn type_text(&self, data: &str, paste: bool) -> Result<u64> {
+        let bytes = if paste {
+            let bracketed = self.state().emu.mode().contains(TermMode::BRACKETED_PASTE);
+            let body = data.replace("\r\n", "\r").replace('\n', "\r");
+            if bracketed {
+                format!("\x1b[200~{body}\x1b[201~").into_bytes()
+            } else {
+                body.into_bytes()
+            }
+        } else {
+            data.as_bytes().to_vec()
+        };
+        self.write(bytes, Some(data)).await
+    }
+
+    /// Presses a key (or combo) `count` times.
+    pub async fn press(&self, key: &str, count: usize) -> Result<u64> {
+        let app_cursor = self.state().emu.mode().contains(TermMode::APP_CURSOR);
+        let one = keys::encode(key, app_cursor)?;
+        let mut bytes = Vec::with_capacity(one.len() * count);
+        for _ in 0..count {
+            bytes.extend_from_slice(&one);
+        }
+        // An interrupt or a line edit changes what will be echoed.
+        self.state().echo.clear_expected();
+        self.write(bytes, None).await
+    }
+
+    /// The rendered line history: `max_lines` lines ending `offset` lines before the newest.
+    /// Returns the lines, the total kept, and the 0-based range returned.
+    pub fn history(&self, offset: usize, max_lines: usize) -> (Vec<String>, usize, usize, usize) {
+        let lines = self.state().history.lines();
+        let total = lines.len();
+        let to = total.saturating_sub(offset);
+        let from = to.saturating_sub(max_lines);
+        (lines[from..to].to_vec(), total, from, to)
+    }
+}

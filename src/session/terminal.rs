@@ -1,0 +1,419 @@
+//! A live terminal session: the PTY, its threads, and the state they feed.
+//!
+//! Three small threads serve each session. The reader only reads the PTY and feeds every
+//! chunk, once, to the emulator, the raw log, the line history and the echo mask (under a
+//! short-held lock, no await inside), writes the emulator's query replies back, and bumps an
+//! event counter that wakes waiters. The writer owns the PTY's input side, so a program that
+//! stops reading can never block a tool call. The waiter reaps the child and records how it
+//! ended. Tool calls on one session are serialised by [`Session::op`].
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use tokio::sync::{oneshot, watch};
+
+use super::echo::EchoMask;
+use super::emulator::{Emulator, Size};
+use super::log::{DEFAULT_CAPACITY, OutputLog};
+use super::shell::Shell;
+use super::text::LineHistory;
+use crate::error::{Error, Result};
+use crate::platform;
+
+/// How long a write may wait for the program to take its input.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Size of one read from the PTY.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// The environment every child gets (SPEC §4); a session's own `env` overrides it.
+pub const CHILD_ENV: &[(&str, &str)] = &[
+    ("TERM", "xterm-256color"),
+    ("COLORTERM", "truecolor"),
+    ("GIT_PAGER", "cat"),
+    ("PAGER", "cat"),
+    ("LESS", "-FRX"),
+    ("DEBIAN_FRONTEND", "noninteractive"),
+];
+
+/// How a session was asked to start; kept so it can be started again the same way.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub shell: Shell,
+    /// A command session runs this one program (through the shell) instead of a prompt.
+    pub command: Option<String>,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub size: Size,
+    pub scrollback: usize,
+    pub login: bool,
+    pub name: Option<String>,
+    pub theme: String,
+}
+
+/// How the session's main process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exit {
+    pub code: Option<i32>,
+    pub signal: Option<String>,
+}
+
+/// Everything the reader feeds; read by tool calls under a short lock.
+pub struct State {
+    pub emu: Emulator,
+    pub log: OutputLog,
+    pub history: LineHistory,
+    pub echo: EchoMask,
+    /// Where the next `terminal_read` without `since` starts.
+    pub read_cursor: u64,
+    pub last_output: Instant,
+    pub exit: Option<Exit>,
+    pub eof: bool,
+    /// When each `terminal_watch` trigger last matched, for its cooldown.
+    pub cooldowns: std::collections::HashMap<String, Instant>,
+}
+
+struct WriteJob {
+    bytes: Vec<u8>,
+    done: Option<oneshot::Sender<std::io::Result<()>>>,
+}
+
+/// One terminal session.
+pub struct Session {
+    pub id: String,
+    pub shape: Shape,
+    pub pid: i32,
+    pub started: Instant,
+    state: Arc<Mutex<State>>,
+    input: std::sync::mpsc::Sender<WriteJob>,
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    master_fd: Option<i32>,
+    events: Arc<watch::Sender<u64>>,
+    /// Held by a tool call for its whole duration: calls on one session run one at a time.
+    pub op: Arc<tokio::sync::Mutex<()>>,
+    last_used: Mutex<Instant>,
+}
+
+impl Session {
+    /// Starts the shell (or command) of `shape` on a new PTY.
+    pub fn spawn(id: String, shape: Shape) -> Result<Arc<Session>> {
+        let pty = native_pty_system();
+        let pair = pty
+            .openpty(PtySize {
+                rows: shape.size.rows,
+                cols: shape.size.cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|e| Error::Other(format!("Could not open a pseudo-terminal ({e}); too many may be open, stop some sessions.")))?;
+        let mut cmd = CommandBuilder::new(&shape.shell.program);
+        match &shape.command {
+            Some(command) => cmd.args(shape.shell.command_args(command)),
+            None => cmd.args(shape.shell.interactive_args(shape.login)),
+        }
+        cmd.cwd(&shape.cwd);
+        for (k, v) in CHILD_ENV {
+            cmd.env(k, v);
+        }
+        cmd.env("TERMPILOT_SESSION", &id);
+        for (k, v) in &shape.env {
+            cmd.env(k, v);
+        }
+        let mut child = pair.slave.spawn_command(cmd).map_err(|e| {
+            Error::Other(format!(
+                "Could not start `{}` in {} ({e}); check the shell and the working directory.",
+                shape.shell.program.display(),
+                shape.cwd.display()
+            ))
+        })?;
+        // The slave must close here, or the reader never sees the end of the output.
+        drop(pair.slave);
+        let pid = child.process_id().map(|p| p as i32).unwrap_or(0);
+        let reader = pair
+            .master
+            .try_clone_reader()
+            .map_err(|e| Error::Other(format!("Could not read the terminal ({e}).")))?;
+        let writer = pair
+            .master
+            .take_writer()
+            .map_err(|e| Error::Other(format!("Could not write to the terminal ({e}).")))?;
+        #[cfg(unix)]
+        let master_fd = pair.master.as_raw_fd();
+        #[cfg(not(unix))]
+        let master_fd = None;
+
+        let now = Instant::now();
+        let state = Arc::new(Mutex::new(State {
+            emu: Emulator::new(shape.size, shape.scrollback),
+            log: OutputLog::new(DEFAULT_CAPACITY),
+            history: LineHistory::default(),
+            echo: EchoMask::default(),
+            read_cursor: 0,
+            last_output: now,
+            exit: None,
+            eof: false,
+            cooldowns: Default::default(),
+        }));
+        let (events, _) = watch::channel(0u64);
+        let events = Arc::new(events);
+        let (input, input_rx) = std::sync::mpsc::channel::<WriteJob>();
+
+        spawn_thread(&id, "writer", move || writer_loop(writer, input_rx))?;
+        {
+            let state = state.clone();
+            let events = events.clone();
+            let input = input.clone();
+            spawn_thread(&id, "reader", move || {
+                reader_loop(reader, state, events, input, now)
+            })?;
+        }
+        {
+            let state = state.clone();
+            let events = events.clone();
+            spawn_thread(&id, "waiter", move || {
+                let status = child.wait();
+                let exit = match status {
+                    Ok(s) => Exit {
+                        code: s.signal().is_none().then(|| s.exit_code() as i32),
+                        signal: s.signal().map(String::from),
+                    },
+                    Err(_) => Exit {
+                        code: None,
+                        signal: None,
+                    },
+                };
+                lock(&state).exit = Some(exit);
+                events.send_modify(|n| *n += 1);
+            })?;
+        }
+
+        Ok(Arc::new(Session {
+            id,
+            shape,
+            pid,
+            started: now,
+            state,
+            input,
+            master: Mutex::new(pair.master),
+            master_fd,
+            events,
+            op: Arc::new(tokio::sync::Mutex::new(())),
+            last_used: Mutex::new(now),
+        }))
+    }
+
+    /// The state, locked. Hold it briefly and never across an await.
+    pub fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// A receiver woken on every output chunk and on exit.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.events.subscribe()
+    }
+
+    /// Marks the session as used now (for the idle sweep).
+    pub fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    /// Time since the last call or output, whichever is later.
+    pub fn idle_for(&self) -> Duration {
+        let used = *self.last_used.lock().unwrap_or_else(|e| e.into_inner());
+        let output = self.state().last_output;
+        used.max(output).elapsed()
+    }
+
+    pub fn is_command(&self) -> bool {
+        self.shape.command.is_some()
+    }
+
+    /// How the main process ended, if it has.
+    pub fn exit(&self) -> Option<Exit> {
+        self.state().exit.clone()
+    }
+
+    /// The terminal's foreground process group (Unix), if known.
+    pub fn foreground_group(&self) -> Option<i32> {
+        self.master_fd.and_then(platform::foreground_group)
+    }
+
+    /// True while something other than the shell owns the terminal (a command is running).
+    pub fn busy(&self) -> bool {
+        if self.exit().is_some() {
+            return false;
+        }
+        if self.is_command() {
+            return true;
+        }
+        self.foreground_group().is_some_and(|pg| pg != self.pid)
+    }
+
+    /// The name of the foreground command when it is not the shell.
+    pub fn foreground_command(&self) -> Option<String> {
+        let pg = self.foreground_group()?;
+        if pg == self.pid && !self.is_command() {
+            return None;
+        }
+        platform::process_name(pg)
+    }
+
+    /// The shell's working directory, as the OS reports it.
+    pub fn cwd(&self) -> PathBuf {
+        platform::process_cwd(self.pid).unwrap_or_else(|| self.shape.cwd.clone())
+    }
+
+    /// Writes bytes to the program. `echo` is the text whose echo waits must not match.
+    /// Returns the output position at the moment of writing.
+    pub async fn write(&self, bytes: Vec<u8>, echo: Option<&str>) -> Result<u64> {
+        if let Some(exit) = self.exit() {
+            return Err(Error::Other(format!(
+                "The program in session {} has exited ({}); read its last screen with terminal_read, or restart it with terminal_reset hardReset.",
+                self.id,
+                describe_exit(&exit)
+            )));
+        }
+        let position = {
+            let mut state = self.state();
+            if let Some(text) = echo {
+                state.echo.expect(text);
+            }
+            state.log.end()
+        };
+        self.touch();
+        let (done, ack) = oneshot::channel();
+        self.input
+            .send(WriteJob {
+                bytes,
+                done: Some(done),
+            })
+            .map_err(|_| {
+                Error::Other("The session's terminal is closed; start a new session.".into())
+            })?;
+        match tokio::time::timeout(WRITE_TIMEOUT, ack).await {
+            Ok(Ok(Ok(()))) => Ok(position),
+            Ok(Ok(Err(e))) => Err(Error::Other(format!(
+                "Writing to the terminal failed ({e}); the program may have exited."
+            ))),
+            Ok(Err(_)) => Err(Error::Other("The session's terminal is closed; start a new session.".into())),
+            Err(_) => Err(Error::Other(
+                "The program has not read its input for 5 s (the terminal's input buffer is full); interrupt it with terminal_send_key Ctrl+C or stop the session.".into(),
+            )),
+        }
+    }
+
+    /// Changes the terminal size.
+    pub fn resize(&self, size: Size) -> Result<()> {
+        self.master
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .resize(PtySize {
+                rows: size.rows,
+                cols: size.cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|e| Error::Other(format!("Could not resize the terminal ({e}).")))?;
+        self.state().emu.resize(size);
+        self.events.send_modify(|n| *n += 1);
+        Ok(())
+    }
+
+    /// Kills the whole process tree and waits (bounded) until the main process is reaped.
+    pub async fn kill(&self) {
+        if self.pid > 0 && self.exit().is_none() {
+            platform::kill_tree(self.pid);
+        }
+        let mut rx = self.subscribe();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+        while self.exit().is_none() {
+            if tokio::time::timeout_at(deadline, rx.changed())
+                .await
+                .is_err()
+            {
+                tracing::warn!(
+                    "session {}: process {} not reaped in time",
+                    self.id,
+                    self.pid
+                );
+                break;
+            }
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.pid > 0 && lock(&self.state).exit.is_none() {
+            platform::kill_tree(self.pid);
+        }
+    }
+}
+
+/// A human description of an exit.
+pub fn describe_exit(exit: &Exit) -> String {
+    match (&exit.code, &exit.signal) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(signal)) => format!("killed by {signal}"),
+        (None, None) => "exit status unknown".into(),
+    }
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn spawn_thread(id: &str, role: &str, f: impl FnOnce() + Send + 'static) -> Result<()> {
+    std::thread::Builder::new()
+        .name(format!("{role}-{id}"))
+        .stack_size(256 * 1024)
+        .spawn(f)
+        .map(|_| ())
+        .map_err(|e| Error::Other(format!("Could not start a thread for the session ({e}).")))
+}
+
+fn reader_loop(
+    mut reader: Box<dyn Read + Send>,
+    state: Arc<Mutex<State>>,
+    events: Arc<watch::Sender<u64>>,
+    input: std::sync::mpsc::Sender<WriteJob>,
+    started: Instant,
+) {
+    let mut buf = vec![0u8; READ_CHUNK];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let chunk = &buf[..n];
+        let replies = {
+            let mut s = lock(&state);
+            let start = s.log.end();
+            s.log.push(chunk, started.elapsed());
+            s.history.feed(chunk);
+            s.echo.observe(chunk, start);
+            s.last_output = Instant::now();
+            s.emu.feed(chunk)
+        };
+        if !replies.is_empty() {
+            let _ = input.send(WriteJob {
+                bytes: replies,
+                done: None,
+            });
+        }
+        events.send_modify(|n| *n += 1);
+    }
+    lock(&state).eof = true;
+    events.send_modify(|n| *n += 1);
+}
+
+fn writer_loop(mut writer: Box<dyn Write + Send>, jobs: std::sync::mpsc::Receiver<WriteJob>) {
+    while let Ok(job) = jobs.recv() {
+        let result = writer.write_all(&job.bytes).and_then(|_| writer.flush());
+        if let Some(done) = job.done {
+            let _ = done.send(result);
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! `terminal_watch`: one call that waits for the first of several trigger patterns, for quiet
+//! output, for the program's exit, or for the timeout — instead of a polling loop.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+use tokio_util::sync::CancellationToken;
+
+use super::terminal::Session;
+use super::text::Cleaner;
+use super::wait::PROGRESS_EVERY;
+use crate::progress::Progress;
+
+/// The longest a watch may last (1 hour).
+pub const MAX_WATCH: Duration = Duration::from_secs(3600);
+
+/// One trigger.
+#[derive(Debug, Clone)]
+pub struct Trigger {
+    pub id: String,
+    pub regex: Regex,
+    /// Minimum time between two matches of this trigger (across calls).
+    pub cooldown: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchReason {
+    Trigger,
+    Quiet,
+    Timeout,
+    Exit,
+    Cancelled,
+}
+
+impl WatchReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WatchReason::Trigger => "trigger",
+            WatchReason::Quiet => "quiet",
+            WatchReason::Timeout => "timeout",
+            WatchReason::Exit => "exit",
+            WatchReason::Cancelled => "cancelled",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct WatchOutcome {
+    pub reason: WatchReason,
+    pub trigger_id: Option<String>,
+    pub matched_line: Option<String>,
+    /// Up to `context_lines` lines before the matched line.
+    pub context: Vec<String>,
+    pub position: u64,
+}
+
+impl Session {
+    /// Watches the output from `since` (default: now) line by line.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn watch(
+        &self,
+        triggers: &[Trigger],
+        quiet: Option<Duration>,
+        since: Option<u64>,
+        timeout: Duration,
+        context_lines: usize,
+        cancel: &CancellationToken,
+        progress: &dyn Progress,
+    ) -> WatchOutcome {
+        let start = Instant::now();
+        let deadline = start + timeout.min(MAX_WATCH);
+        let mut rx = self.subscribe();
+        let mut pos = since.unwrap_or_else(|| self.state().log.end());
+        let mut cleaner = Cleaner::new();
+        let mut recent: VecDeque<String> = VecDeque::new();
+        let mut next_progress = start + PROGRESS_EVERY;
+        loop {
+            rx.borrow_and_update();
+            let (from, bytes, unmasked, last_output, gone) = {
+                let s = self.state();
+                let (from, bytes) = s.log.since(pos);
+                let unmasked = s.echo.unmasked(&bytes, from);
+                (
+                    from,
+                    bytes,
+                    unmasked,
+                    s.last_output,
+                    s.exit.is_some() || s.eof,
+                )
+            };
+            pos = from + bytes.len() as u64;
+            let mut hit: Option<(String, String, Vec<String>)> = None;
+            cleaner.feed(&unmasked, &mut |line| {
+                if hit.is_none()
+                    && let Some(t) = self.first_trigger(triggers, &line)
+                {
+                    hit = Some((t, line.clone(), recent.iter().cloned().collect()));
+                }
+                recent.push_back(line);
+                if recent.len() > context_lines {
+                    recent.pop_front();
+                }
+            });
+            if let Some((id, line, context)) = hit {
+                return WatchOutcome {
+                    reason: WatchReason::Trigger,
+                    trigger_id: Some(id),
+                    matched_line: Some(line),
+                    context,
+                    position: pos,
+                };
+            }
+            let outcome = |reason| WatchOutcome {
+                reason,
+                trigger_id: None,
+                matched_line: None,
+                context: Vec::new(),
+                position: pos,
+            };
+            if gone {
+                return outcome(WatchReason::Exit);
+            }
+            let now = Instant::now();
+            let mut wake = deadline.min(next_progress);
+            if let Some(q) = quiet {
+                let quiet_at = last_output.max(start) + q;
+                if now >= quiet_at {
+                    return outcome(WatchReason::Quiet);
+                }
+                wake = wake.min(quiet_at);
+            }
+            if now >= deadline {
+                return outcome(WatchReason::Timeout);
+            }
+            if now >= next_progress {
+                progress.report(start.elapsed(), recent.back().map_or("", |s| s.as_str()));
+                next_progress = now + PROGRESS_EVERY;
+                wake = wake.min(next_progress);
+            }
+            tokio::select! {
+                _ = rx.changed() => {}
+                _ = tokio::time::sleep_until(tokio::time::Instant::from_std(wake)) => {}
+                _ = cancel.cancelled() => return outcome(WatchReason::Cancelled),
+            }
+        }
+    }
+
+    /// The first trigger matching `line` that is not cooling down; records the match.
+    fn first_trigger(&self, triggers: &[Trigger], line: &str) -> Option<String> {
+        let mut s = self.state();
+        for t in triggers {
+            if !t.regex.is_match(line) {
+                continue;
+            }
+            let now = Instant::now();
+            if let Some(last) = s.cooldowns.get(&t.id)
+                && now.duration_since(*last) < t.cooldown
+            {
+                continue;
+            }
+            s.cooldowns.insert(t.id.clone(), now);
+            return Some(t.id.clone());
+        }
+        None
+    }
+}

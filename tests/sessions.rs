@@ -1,0 +1,755 @@
+//! Terminal sessions end to end: real programs on real PTYs, driven through the binary.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Era, Server, start, start_with};
+use serde_json::{Value, json};
+
+/// Starts a /bin/sh session with a fixed prompt and returns its id.
+async fn sh(server: &Server) -> String {
+    let started = server
+        .ok(
+            "terminal_start",
+            json!({"env": {"PS1": "$ "}, "cols": 100, "rows": 30}),
+        )
+        .await;
+    assert_eq!(started["shellType"], "sh");
+    assert!(started["pid"].as_i64().unwrap() > 0);
+    started["sessionId"].as_str().unwrap().to_string()
+}
+
+/// Types a line and waits until the command it starts has ended.
+async fn run(server: &Server, id: &str, line: &str) -> Value {
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": format!("{line}\r"), "returnOutput": "none"}),
+        )
+        .await;
+    let waited = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "until": "exit", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(waited["reason"], "exit", "{waited}");
+    waited
+}
+
+async fn screen(server: &Server, id: &str) -> String {
+    let read = server
+        .ok(
+            "terminal_read",
+            json!({"sessionId": id, "view": "screen", "cursor": false}),
+        )
+        .await;
+    read["text"].as_str().unwrap().to_string()
+}
+
+fn has(program: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Pids of every descendant of `root`, from /proc.
+fn descendants(root: i64) -> Vec<i64> {
+    let mut parents = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i64>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+            continue;
+        };
+        let ppid: i64 = after
+            .split(' ')
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        parents.push((pid, ppid));
+    }
+    let mut found = vec![];
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for &(pid, ppid) in &parents {
+            if ppid == p && !found.contains(&pid) {
+                found.push(pid);
+                frontier.push(pid);
+            }
+        }
+    }
+    found
+}
+
+fn alive(pid: i64) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat[stat.rfind(')').unwrap() + 2..].starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// Waits (bounded) until none of `pids` is alive.
+async fn all_gone(pids: &[i64]) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while pids.iter().any(|&p| alive(p)) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "processes survived: {pids:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn python_repl_answers_in_one_write() {
+    if !has("python3") {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let server = start().await;
+    let id = sh(&server).await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "python3 -q\r", "returnOutput": "none"}),
+        )
+        .await;
+    let ready = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^>>> $", "on": "screen"}),
+        )
+        .await;
+    assert_eq!(ready["matched"], true, "{ready}");
+    let reply = server
+        .ok("terminal_write", json!({"sessionId": id, "data": "2+2\r"}))
+        .await;
+    let output = reply["output"].as_str().unwrap();
+    assert!(output.lines().any(|l| l.trim() == "4"), "{output}");
+    server
+        .ok(
+            "terminal_send_key",
+            json!({"sessionId": id, "key": "ctrl+d"}),
+        )
+        .await;
+    run(&server, &id, "true").await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn vim_edits_and_saves_a_file() {
+    if !has("vim") {
+        eprintln!("skipped: vim is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("note.txt");
+    let server = start().await;
+    let id = sh(&server).await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": format!("vim -u NONE -N {}\r", file.display()), "returnOutput": "none"}),
+        )
+        .await;
+    let opened = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": r"\[New", "on": "screen"}),
+        )
+        .await;
+    assert_eq!(opened["matched"], true, "{opened}");
+    let listed = server.ok("terminal_list", json!({})).await;
+    assert_eq!(listed["sessions"][0]["busy"], true, "{listed}");
+    assert_eq!(listed["sessions"][0]["foreground"], "vim", "{listed}");
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "ihello from vim"}),
+        )
+        .await;
+    server
+        .ok(
+            "terminal_send_key",
+            json!({"sessionId": id, "key": "Escape"}),
+        )
+        .await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": ":wq\r", "returnOutput": "none"}),
+        )
+        .await;
+    let done = server
+        .ok("terminal_wait", json!({"sessionId": id, "until": "exit"}))
+        .await;
+    assert_eq!(done["reason"], "exit");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "hello from vim\n");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn ctrl_c_interrupts_a_long_command() {
+    let server = start().await;
+    let id = sh(&server).await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "sleep 100\r", "returnOutput": "none"}),
+        )
+        .await;
+    let waited = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "until": "exit", "timeout": 300}),
+        )
+        .await;
+    assert_eq!(
+        waited["timedOut"], true,
+        "sleep 100 is still running: {waited}"
+    );
+    assert!(waited["hint"].as_str().unwrap().contains("terminal_wait"));
+    server
+        .ok(
+            "terminal_send_key",
+            json!({"sessionId": id, "key": "Ctrl+C"}),
+        )
+        .await;
+    let waited = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "until": "exit", "timeout": 5000}),
+        )
+        .await;
+    assert_eq!(waited["reason"], "exit", "{waited}");
+    let listed = server.ok("terminal_list", json!({})).await;
+    assert_eq!(listed["sessions"][0]["busy"], false);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn less_pages_and_quits() {
+    if !has("less") {
+        eprintln!("skipped: less is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.txt");
+    let body: String = (1..=200).map(|i| format!("line number {i}\n")).collect();
+    std::fs::write(&file, body).unwrap();
+    let server = start().await;
+    let id = sh(&server).await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": format!("less {}\r", file.display()), "returnOutput": "none"}),
+        )
+        .await;
+    server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "line number 29", "on": "screen"}),
+        )
+        .await;
+    let text = screen(&server, &id).await;
+    assert!(
+        text.contains("line number 1\n") && !text.contains("line number 31"),
+        "{text}"
+    );
+    server
+        .ok(
+            "terminal_send_key",
+            json!({"sessionId": id, "key": "PageDown"}),
+        )
+        .await;
+    let paged = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "line number 50", "on": "screen"}),
+        )
+        .await;
+    assert_eq!(paged["matched"], true);
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "q", "returnOutput": "none"}),
+        )
+        .await;
+    let done = server
+        .ok("terminal_wait", json!({"sessionId": id, "until": "exit"}))
+        .await;
+    assert_eq!(done["reason"], "exit");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_program_that_queries_the_cursor_does_not_stall() {
+    if !has("python3") {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/dsr.py");
+    let server = start().await;
+    let id = sh(&server).await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "clear\r"}),
+        )
+        .await;
+    server
+        .ok("terminal_write", json!({"sessionId": id, "data": format!("python3 {fixture}\r"), "returnOutput": "none"}))
+        .await;
+    let got = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": r"CPR reply: \d+;\d+", "timeout": 10000}),
+        )
+        .await;
+    assert_eq!(got["matched"], true, "{got}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn wide_characters_and_progress_bars_on_the_screen() {
+    let server = start().await;
+    let id = sh(&server).await;
+    run(
+        &server,
+        &id,
+        "printf '\\346\\227\\245\\346\\234\\254\\350\\252\\236 \\360\\237\\230\\200 ok\\n'",
+    )
+    .await;
+    run(
+        &server,
+        &id,
+        "printf 'progress 10%%\\rprogress 50%%\\rprogress 100%%\\n'",
+    )
+    .await;
+    let text = screen(&server, &id).await;
+    assert!(text.contains("日本語 😀 ok"), "{text}");
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("progress")).collect();
+    assert_eq!(
+        lines.len(),
+        2,
+        "the command line, then one output line: {text}"
+    );
+    assert_eq!(lines[1], "progress 100%", "{text}");
+    // The stream view renders the rewrites too.
+    let history = server
+        .extra(
+            "terminal_get_history",
+            json!({"sessionId": id, "format": "text"}),
+        )
+        .await;
+    assert!(
+        history["text"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .any(|l| l == "progress 100%"),
+        "{history}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn since_returns_only_new_output() {
+    let server = start().await;
+    let id = sh(&server).await;
+    let first = server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "echo first\r"}),
+        )
+        .await;
+    assert!(first["output"].as_str().unwrap().contains("first"));
+    let mark = first["endPosition"].as_u64().unwrap();
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "echo second\r"}),
+        )
+        .await;
+    let read = server
+        .ok(
+            "terminal_read",
+            json!({"sessionId": id, "since": mark, "idleTimeout": 100}),
+        )
+        .await;
+    let out = read["output"].as_str().unwrap();
+    assert!(out.contains("second") && !out.contains("first"), "{out}");
+    assert!(read["position"].as_u64().unwrap() > mark);
+    // Nothing new since the last read.
+    let again = server
+        .ok(
+            "terminal_read",
+            json!({"sessionId": id, "since": read["position"], "idleTimeout": 50}),
+        )
+        .await;
+    assert_eq!(again["output"], "");
+    // maxLines keeps the head and the tail.
+    run(&server, &id, "seq 1 500").await;
+    let read = server
+        .ok(
+            "terminal_read",
+            json!({"sessionId": id, "since": read["position"], "maxLines": 10, "idleTimeout": 50}),
+        )
+        .await;
+    let out = read["output"].as_str().unwrap();
+    assert!(
+        out.contains("lines omitted") && out.contains("\n500\n"),
+        "{out}"
+    );
+    assert_eq!(read["truncated"], true);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn pattern_waits_never_match_the_typed_echo() {
+    let server = start().await;
+    let id = sh(&server).await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "sleep 0.3; echo do''ne\r", "returnOutput": "none"}),
+        )
+        .await;
+    let waited = server
+        .ok("terminal_wait", json!({"sessionId": id, "pattern": "done"}))
+        .await;
+    assert_eq!(waited["matched"], true);
+    assert_eq!(waited["matchedLine"], "done", "{waited}");
+    // The plain case the seed describes: the command line itself contains the pattern.
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "sleep 0.3; echo finished\r", "returnOutput": "none"}),
+        )
+        .await;
+    let waited = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "finished", "returnMode": "match-only"}),
+        )
+        .await;
+    let line = waited["matchedLine"].as_str().unwrap();
+    assert!(
+        line.ends_with("finished") && !line.contains("echo"),
+        "{waited}"
+    );
+    assert_eq!(waited["output"], "");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn exit_and_quiet_waits() {
+    let server = start().await;
+    let id = sh(&server).await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "sleep 0.5\r", "returnOutput": "none"}),
+        )
+        .await;
+    let waited = server.ok("terminal_wait", json!({"sessionId": id})).await;
+    assert_eq!(waited["reason"], "exit", "{waited}");
+    server
+        .ok("terminal_write", json!({"sessionId": id, "data": "echo a; sleep 0.2; echo b; sleep 60\r", "returnOutput": "none"}))
+        .await;
+    let quiet = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "until": "quiet", "quietMs": 400, "returnMode": "full"}),
+        )
+        .await;
+    assert_eq!(quiet["reason"], "quiet", "{quiet}");
+    assert!(
+        quiet["output"].as_str().unwrap().lines().any(|l| l == "b"),
+        "{quiet}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn watch_returns_the_first_trigger_with_context() {
+    let server = start().await;
+    let id = sh(&server).await;
+    let written = server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "for i in 1 2 3; do echo tick $i; done; echo BUILD'' OK\r", "returnOutput": "none"}),
+        )
+        .await;
+    let fired = server
+        .extra(
+            "terminal_watch",
+            json!({"sessionId": id, "triggers": [
+                {"id": "error", "pattern": "ERROR"},
+                {"id": "ok", "pattern": "BUILD OK", "isRegex": false}
+            ], "timeout": 10000, "since": written["position"]}),
+        )
+        .await;
+    assert_eq!(fired["reason"], "trigger", "{fired}");
+    assert_eq!(fired["triggerId"], "ok");
+    assert_eq!(fired["matchedLine"], "BUILD OK");
+    assert_eq!(fired["context"], json!(["tick 1", "tick 2", "tick 3"]));
+    let quiet = server
+        .extra("terminal_watch", json!({"sessionId": id, "triggers": [{"id": "x", "pattern": "never"}], "quietExitMs": 200}))
+        .await;
+    assert_eq!(quiet["reason"], "quiet");
+    let e = server
+        .err(
+            "terminal_extra",
+            json!({"tool": "terminal_watch", "args": {"sessionId": id, "triggers": []}}),
+        )
+        .await;
+    assert!(e.contains("`triggers`"), "{e}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_ended_shell_is_restarted_under_the_same_id() {
+    let server = start().await;
+    let id = sh(&server).await;
+    run(&server, &id, "echo last words").await;
+    // The write waits until the shell has gone quiet; it has exited by then.
+    server
+        .ok("terminal_write", json!({"sessionId": id, "data": "exit\r"}))
+        .await;
+    let notice = server
+        .err(
+            "terminal_write",
+            json!({"sessionId": id, "data": "echo again\r"}),
+        )
+        .await;
+    assert!(
+        notice.contains(&id) && notice.contains("same id") && notice.contains("send it again"),
+        "{notice}"
+    );
+    assert!(
+        notice.contains("last words"),
+        "the old last screen is shown: {notice}"
+    );
+    let reply = server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "echo again\r"}),
+        )
+        .await;
+    assert!(reply["output"].as_str().unwrap().contains("again"));
+    let listed = server.ok("terminal_list", json!({})).await;
+    assert_eq!(listed["count"], 1);
+    assert_eq!(listed["sessions"][0]["id"], id.as_str());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn command_sessions_report_their_exit_status() {
+    let server = start().await;
+    let started = server
+        .ok("terminal_start", json!({"command": "echo working; exit 3"}))
+        .await;
+    let id = started["sessionId"].as_str().unwrap();
+    let waited = server
+        .ok("terminal_wait", json!({"sessionId": id, "timeout": 10000}))
+        .await;
+    assert_eq!(waited["reason"], "exit");
+    assert_eq!(waited["exitCode"], 3, "{waited}");
+    assert!(screen(&server, id).await.contains("working"));
+    let e = server
+        .err("terminal_write", json!({"sessionId": id, "data": "x"}))
+        .await;
+    assert!(e.contains("exit status 3"), "{e}");
+    let reset = server
+        .extra(
+            "terminal_reset",
+            json!({"sessionId": id, "hardReset": true}),
+        )
+        .await;
+    assert_eq!(reset["success"], true);
+    let waited = server
+        .ok("terminal_wait", json!({"sessionId": id, "timeout": 10000}))
+        .await;
+    assert_eq!(waited["exitCode"], 3);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_session_limit_is_a_clear_error() {
+    let server = start_with(Era::Initialize, &["--max-sessions", "2"], &[]).await;
+    sh(&server).await;
+    sh(&server).await;
+    let e = server.err("terminal_start", json!({})).await;
+    assert!(
+        e.contains("2 sessions are open") && e.contains("terminal_stop"),
+        "{e}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn transcripts_in_text_and_asciicast() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start().await;
+    for (name, cast) in [("t.txt", false), ("t.cast", true)] {
+        let id = sh(&server).await;
+        run(&server, &id, "echo transcript-line").await;
+        let path = dir.path().join(name);
+        let stopped = server
+            .ok(
+                "terminal_stop",
+                json!({"sessionId": id, "snapshotLines": 5, "transcriptPath": path}),
+            )
+            .await;
+        assert_eq!(stopped["success"], true);
+        assert!(
+            stopped["snapshot"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("transcript-line")
+        );
+        let body = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(stopped["transcript"]["bytes"], body.len());
+        if cast {
+            let mut lines = body.lines();
+            let header: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+            assert_eq!(header["version"], 2);
+            assert_eq!(header["width"], 100);
+            let mut text = String::new();
+            let mut last = 0.0;
+            for line in lines {
+                let event: Value = serde_json::from_str(line).unwrap();
+                let t = event[0].as_f64().unwrap();
+                assert!(t >= last, "times only grow");
+                last = t;
+                assert_eq!(event[1], "o");
+                text.push_str(event[2].as_str().unwrap());
+            }
+            assert!(text.contains("transcript-line\r\n"), "{text}");
+        } else {
+            assert!(body.lines().any(|l| l == "transcript-line"), "{body}");
+        }
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn stop_leaves_no_process_behind() {
+    let server = start().await;
+    let id = sh(&server).await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "sleep 300 & sleep 301\r", "returnOutput": "none"}),
+        )
+        .await;
+    server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "until": "quiet", "quietMs": 100}),
+        )
+        .await;
+    let me = std::process::id() as i64;
+    let family = descendants(me);
+    let sleeps: Vec<i64> = family
+        .iter()
+        .copied()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sleep")
+        })
+        .collect();
+    assert_eq!(sleeps.len(), 2, "both sleeps run: {family:?}");
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    all_gone(&sleeps).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn client_disconnect_ends_every_session() {
+    let server = start().await;
+    let id = sh(&server).await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "sleep 302\r", "returnOutput": "none"}),
+        )
+        .await;
+    server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "until": "quiet", "quietMs": 100}),
+        )
+        .await;
+    let me = std::process::id() as i64;
+    let family = descendants(me);
+    assert!(family.iter().any(|p| {
+        std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sleep")
+    }));
+    server.stop().await;
+    all_gone(&family).await;
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_and_the_session_is_unharmed() {
+    let server = start().await;
+    let id = sh(&server).await;
+    let e = server
+        .err("terminal_read", json!({"sessionId": "no-such-session"}))
+        .await;
+    assert!(
+        e.contains("no-such-session") && e.contains("terminal_list"),
+        "{e}"
+    );
+    let e = server
+        .err(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "(unclosed"}),
+        )
+        .await;
+    assert!(e.contains("not a valid regular expression"), "{e}");
+    let e = server.err("terminal_start", json!({"cols": 5000})).await;
+    assert!(e.contains("`cols`") && e.contains("1000"), "{e}");
+    let e = server
+        .extra_err(
+            "terminal_resize",
+            json!({"sessionId": id, "cols": 80, "rows": 0}),
+        )
+        .await;
+    assert!(e.contains("`rows`"), "{e}");
+    let e = server
+        .extra_err(
+            "terminal_send_key",
+            json!({"sessionId": id, "key": "Hyper+Q"}),
+        )
+        .await;
+    assert!(e.contains("Hyper+Q") && e.contains("Ctrl+C"), "{e}");
+    let e = server
+        .err("terminal_start", json!({"cwd": "/no/such/dir"}))
+        .await;
+    assert!(e.contains("/no/such/dir"), "{e}");
+    let e = server
+        .err(
+            "terminal_stop",
+            json!({"sessionId": id, "transcriptPath": "relative.txt"}),
+        )
+        .await;
+    assert!(e.contains("absolute"), "{e}");
+    // Still alive and answering.
+    let reply = server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "echo still here\r"}),
+        )
+        .await;
+    assert!(reply["output"].as_str().unwrap().contains("still here"));
+    server.stop().await;
+}
