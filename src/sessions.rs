@@ -42,6 +42,11 @@ impl SessionManager {
         Vec::new()
     }
 
+    /// The current working directory of session `id` (relative file paths resolve against it).
+    pub fn cwd_of(&self, id: &str) -> crate::Result<std::path::PathBuf> {
+        Err(crate::Error::UnknownSession(id.to_string()))
+    }
+
     /// Ends every session.
     pub async fn shutdown(&self) {}
 }

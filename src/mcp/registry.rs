@@ -54,6 +54,20 @@ impl Hints {
         idempotent: true,
         open_world: false,
     };
+    /// Runs a program: anything may happen, outside this server too.
+    pub const RUNS_COMMANDS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: true,
+    };
+    /// Changes or replaces files.
+    pub const DESTRUCTIVE: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
+    };
 }
 
 /// One tool, declared once.

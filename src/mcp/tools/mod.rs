@@ -2,6 +2,8 @@
 //! the registry is built from; add a tool by adding its `ToolDef` here.
 
 pub mod extra;
+pub mod files;
+pub mod run;
 pub mod sessions;
 
 use super::registry::ToolDef;
@@ -10,5 +12,7 @@ use super::registry::ToolDef;
 pub fn all() -> Vec<ToolDef> {
     let mut tools = Vec::new();
     tools.extend(sessions::tools());
+    tools.extend(run::tools());
+    tools.extend(files::tools());
     tools
 }
