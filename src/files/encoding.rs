@@ -61,7 +61,7 @@ pub fn decode(content: &str, encoding: Encoding) -> Result<Vec<u8>> {
                     "`content` is not valid hex (pairs of 0-9a-f); check it, or pass encoding utf-8 for text.".into(),
                 )
             };
-            if compact.len() % 2 != 0 {
+            if !compact.len().is_multiple_of(2) {
                 return Err(bad());
             }
             compact

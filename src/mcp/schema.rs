@@ -25,10 +25,10 @@ pub fn output<T: JsonSchema>() -> Arc<JsonObject> {
     ))
 }
 
-fn generate<T: JsonSchema>(settings: SchemaSettings, keep_descriptions: bool) -> JsonObject {
+fn generate<T: JsonSchema>(settings: SchemaSettings, input: bool) -> JsonObject {
     let schema = settings.into_generator().into_root_schema_for::<T>();
     let mut value = serde_json::to_value(schema).expect("a schema is always JSON");
-    slim(&mut value, keep_descriptions);
+    slim(&mut value, input);
     match value {
         Value::Object(mut map) => {
             map.entry("type").or_insert_with(|| "object".into());
@@ -42,8 +42,12 @@ fn generate<T: JsonSchema>(settings: SchemaSettings, keep_descriptions: bool) ->
     }
 }
 
-/// Removes what no client needs, in place.
-fn slim(value: &mut Value, keep_descriptions: bool) {
+/// Removes what no client needs, in place. Inputs keep descriptions and lose `null` types
+/// (an omitted optional argument says the same); outputs lose descriptions but keep `null`,
+/// because a result really carries it (e.g. `exitCode: null` after a timeout) and a client
+/// validating `structuredContent` against the output schema must accept it.
+fn slim(value: &mut Value, input: bool) {
+    let keep_descriptions = input;
     match value {
         Value::Object(map) => {
             for key in ["$schema", "title", "format"] {
@@ -53,14 +57,15 @@ fn slim(value: &mut Value, keep_descriptions: bool) {
                 map.remove("description");
             }
             // `Option<T>` fields: the null is accepted anyway; say the real type.
-            if let Some(Value::Array(types)) = map.get_mut("type") {
+            if input && let Some(Value::Array(types)) = map.get_mut("type") {
                 types.retain(|t| t != "null");
                 if types.len() == 1 {
                     let only = types.remove(0);
                     map.insert("type".into(), only);
                 }
             }
-            if let Some(Value::Array(any_of)) = map.get("anyOf")
+            if input
+                && let Some(Value::Array(any_of)) = map.get("anyOf")
                 && any_of.len() == 2
                 && any_of
                     .iter()
@@ -85,17 +90,17 @@ fn slim(value: &mut Value, keep_descriptions: bool) {
                 if key == "properties" || key == "$defs" {
                     if let Value::Object(props) = child {
                         for schema in props.values_mut() {
-                            slim(schema, keep_descriptions);
+                            slim(schema, input);
                         }
                     }
                 } else {
-                    slim(child, keep_descriptions);
+                    slim(child, input);
                 }
             }
         }
         Value::Array(items) => {
             for item in items {
-                slim(item, keep_descriptions);
+                slim(item, input);
             }
         }
         _ => {}
@@ -137,5 +142,10 @@ mod tests {
         let schema = Value::Object((*output::<Sample>()).clone());
         assert!(schema["properties"]["cols"].get("description").is_none());
         assert_eq!(schema["type"], "object");
+        // A result may carry null for an Option; the output schema must admit it.
+        assert_eq!(
+            schema["properties"]["cols"]["type"],
+            serde_json::json!(["integer", "null"])
+        );
     }
 }

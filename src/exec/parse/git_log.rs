@@ -15,7 +15,7 @@ pub fn matches(rest: &[&str]) -> bool {
             "--" => break,
             "-n" => {
                 i += 1;
-                if !rest.get(i).is_some_and(|n| n.parse::<u64>().is_ok()) {
+                if rest.get(i).is_none_or(|n| n.parse::<u64>().is_err()) {
                     return false;
                 }
             }
