@@ -1,6 +1,7 @@
 //! One-shot commands end to end: terminal_run (argv, shell, stdin, timeouts, caps and spill
 //! files, parsers on real git repositories, success checks), terminal_run_paged and
-//! run_python, through the real binary.
+//! run_python, through the real binary. Unix only: the commands are POSIX tools.
+#![cfg(unix)]
 
 mod common;
 
