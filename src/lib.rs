@@ -8,6 +8,8 @@
 pub mod config;
 pub mod core;
 pub mod error;
+pub mod exec;
+pub mod files;
 pub mod platform;
 pub mod progress;
 pub mod session;

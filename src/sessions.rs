@@ -279,6 +279,11 @@ impl SessionManager {
         (self.config.idle_timeout / 4).clamp(Duration::from_secs(1), Duration::from_secs(60))
     }
 
+    /// The current working directory of session `id` (relative file paths resolve against it).
+    pub fn cwd_of(&self, id: &str) -> crate::Result<std::path::PathBuf> {
+        Ok(self.get(id)?.cwd())
+    }
+
     /// Ends every session.
     pub async fn shutdown(&self) {
         let live: Vec<Arc<Session>> = std::mem::take(&mut self.inner().live);

@@ -2,8 +2,7 @@
 //!
 //! Every byte of `tools/list` is paid for in every agent's context window, so schemas keep
 //! only what a client or a model uses: types, required fields, defaults, ranges, enums and
-//! short descriptions on inputs. Titles, formats and `$schema` go; outputs also drop
-//! descriptions.
+//! short descriptions on inputs. Titles, formats and `$schema` go.
 
 use std::sync::Arc;
 
@@ -14,7 +13,7 @@ use serde_json::{Map, Value};
 
 /// The schema of a tool's arguments.
 pub fn input<T: JsonSchema>() -> Arc<JsonObject> {
-    Arc::new(generate::<T>(SchemaSettings::draft2020_12(), true))
+    Arc::new(generate::<T>())
 }
 
 /// The schema of a tool's structured result: an object. Every byte of `tools/list` is paid
@@ -28,11 +27,13 @@ pub fn output<T: JsonSchema>() -> Arc<JsonObject> {
     Arc::new(out)
 }
 
-fn generate<T: JsonSchema>(settings: SchemaSettings, keep_descriptions: bool) -> JsonObject {
-    let schema = settings.into_generator().into_root_schema_for::<T>();
+fn generate<T: JsonSchema>() -> JsonObject {
+    let schema = SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<T>();
     let mut value = serde_json::to_value(schema).expect("a schema is always JSON");
     inline_refs(&mut value);
-    slim(&mut value, keep_descriptions);
+    slim(&mut value);
     match value {
         Value::Object(mut map) => {
             map.entry("type").or_insert_with(|| "object".into());
@@ -80,7 +81,7 @@ fn inline_refs(root: &mut Value) {
 }
 
 /// Removes what no client needs, in place.
-fn slim(value: &mut Value, keep_descriptions: bool) {
+fn slim(value: &mut Value) {
     match value {
         Value::Object(map) => {
             for key in ["$schema", "title", "format", "additionalProperties"] {
@@ -107,9 +108,6 @@ fn slim(value: &mut Value, keep_descriptions: bool) {
                 map.insert("type".into(), "string".into());
                 map.insert("enum".into(), Value::Array(values));
             }
-            if !keep_descriptions {
-                map.remove("description");
-            }
             // `Option<T>` fields: the null is accepted anyway; say the real type.
             if let Some(Value::Array(types)) = map.get_mut("type") {
                 types.retain(|t| t != "null");
@@ -135,11 +133,15 @@ fn slim(value: &mut Value, keep_descriptions: bool) {
                     }
                 }
             }
-            // `null` and `false` defaults are what a client assumes anyway.
-            if matches!(
-                map.get("default"),
-                Some(Value::Null) | Some(Value::Bool(false))
-            ) {
+            // `null`, `false` and empty defaults are what a client assumes anyway.
+            let empty_default = match map.get("default") {
+                Some(Value::Null) | Some(Value::Bool(false)) => true,
+                Some(Value::Array(a)) => a.is_empty(),
+                Some(Value::Object(o)) => o.is_empty(),
+                Some(Value::String(s)) => s.is_empty(),
+                _ => false,
+            };
+            if empty_default {
                 map.remove("default");
             }
             // Property names are data, not schema keywords: recurse into their schemas only.
@@ -147,17 +149,17 @@ fn slim(value: &mut Value, keep_descriptions: bool) {
                 if key == "properties" || key == "$defs" {
                     if let Value::Object(props) = child {
                         for schema in props.values_mut() {
-                            slim(schema, keep_descriptions);
+                            slim(schema);
                         }
                     }
                 } else {
-                    slim(child, keep_descriptions);
+                    slim(child);
                 }
             }
         }
         Value::Array(items) => {
             for item in items {
-                slim(item, keep_descriptions);
+                slim(item);
             }
         }
         _ => {}

@@ -21,22 +21,13 @@ use super::log::{DEFAULT_CAPACITY, OutputLog};
 use super::shell::Shell;
 use super::text::LineHistory;
 use crate::error::{Error, Result};
+use crate::exec::env::CHILD_ENV;
 use crate::platform;
 
 /// How long a write may wait for the program to take its input.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Size of one read from the PTY.
 const READ_CHUNK: usize = 64 * 1024;
-
-/// The environment every child gets (SPEC §4); a session's own `env` overrides it.
-pub const CHILD_ENV: &[(&str, &str)] = &[
-    ("TERM", "xterm-256color"),
-    ("COLORTERM", "truecolor"),
-    ("GIT_PAGER", "cat"),
-    ("PAGER", "cat"),
-    ("LESS", "-FRX"),
-    ("DEBIAN_FRONTEND", "noninteractive"),
-];
 
 /// How a session was asked to start; kept so it can be started again the same way.
 #[derive(Debug, Clone)]
@@ -117,6 +108,8 @@ impl Session {
         for (k, v) in CHILD_ENV {
             cmd.env(k, v);
         }
+        // A real terminal emulator is behind this one: programs may use 24-bit colour.
+        cmd.env("COLORTERM", "truecolor");
         cmd.env("TERMPILOT_SESSION", &id);
         for (k, v) in &shape.env {
             cmd.env(k, v);

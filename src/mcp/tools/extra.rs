@@ -14,6 +14,25 @@ use crate::mcp::registry::{EXTRA, Registry, ToolCtx};
 use crate::mcp::reply::{Reply, ToolError};
 use crate::mcp::{args, schema};
 
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn names_are_grouped_by_prefix() {
+        let names = [
+            "terminal_resize",
+            "terminal_reset",
+            "edit_file",
+            "job_start",
+            "job_wait",
+            "screenshot",
+        ];
+        assert_eq!(
+            super::compact_names(&names),
+            "terminal_{resize,reset}, edit_file, job_{start,wait}, screenshot"
+        );
+    }
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExtraParams {
@@ -30,7 +49,7 @@ pub struct ExtraParams {
 pub fn declaration(extras: &[&'static str]) -> Tool {
     let description = format!(
         "More tools: {{list:true}} returns their schemas; {{tool, args}} calls one. Tools: {}.",
-        extras.join(", ")
+        compact_names(extras)
     );
     let mut output = JsonObject::new();
     output.insert("type".into(), "object".into());
@@ -44,6 +63,28 @@ pub fn declaration(extras: &[&'static str]) -> Tool {
                 .idempotent(false)
                 .open_world(true),
         )
+}
+
+/// Names grouped by their first word, `terminal_{resize,reset}, edit_file`: the same
+/// information as a plain list in far fewer tokens.
+fn compact_names(names: &[&str]) -> String {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for name in names {
+        let (prefix, rest) = name.split_once('_').unwrap_or((name, ""));
+        match groups.iter_mut().find(|(p, _)| *p == prefix) {
+            Some((_, rests)) => rests.push(rest),
+            None => groups.push((prefix, vec![rest])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(prefix, rests)| match rests.as_slice() {
+            [""] => prefix.to_string(),
+            [only] => format!("{prefix}_{only}"),
+            many => format!("{prefix}_{{{}}}", many.join(",")),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Handles a `terminal_extra` call.

@@ -2,6 +2,8 @@
 //! the registry is built from; add a tool by adding its `ToolDef` here.
 
 pub mod extra;
+pub mod files;
+pub mod run;
 mod session_call;
 pub mod sessions;
 pub mod terminal_io;
@@ -15,5 +17,7 @@ pub fn all() -> Vec<ToolDef> {
     tools.extend(sessions::tools());
     tools.extend(terminal_io::tools());
     tools.extend(waits::tools());
+    tools.extend(run::tools());
+    tools.extend(files::tools());
     tools
 }

@@ -162,11 +162,9 @@ pub enum View {
 pub struct ReadParams {
     pub session_id: String,
     pub since: Option<u64>,
-    /// ms
     #[serde(default = "thirty_seconds")]
     #[schemars(range(min = 0, max = 600000))]
     pub timeout: u64,
-    /// ms of silence that ends the read
     #[serde(default = "half_second")]
     #[schemars(range(min = 0, max = 60000))]
     pub idle_timeout: u64,
@@ -175,7 +173,6 @@ pub struct ReadParams {
     pub max_lines: usize,
     #[serde(default)]
     pub view: View,
-    /// With escape sequences.
     #[serde(default)]
     pub raw: bool,
     #[serde(default)]

@@ -81,7 +81,6 @@ pub struct WaitParams {
     pub until: Option<UntilParam>,
     #[serde(default)]
     pub on: OnParam,
-    /// ms
     #[serde(default = "thirty_seconds")]
     #[schemars(range(min = 1, max = 600000))]
     pub timeout: u64,
@@ -218,7 +217,6 @@ pub struct WatchParams {
     pub session_id: String,
     #[schemars(length(min = 1, max = 10))]
     pub triggers: Vec<TriggerParam>,
-    /// ms
     #[serde(default = "sixty_seconds")]
     #[schemars(range(min = 1, max = 3600000))]
     pub timeout: u64,

@@ -1,0 +1,211 @@
+//! Capturing one output stream under a byte cap, spilling the whole stream when it outgrows it.
+//!
+//! The first bytes (up to the cap) stay in memory as the preview; the moment a stream passes
+//! its cap, a spill file is created holding everything so far and then everything after, so
+//! nothing is lost. Caps are budgets: one per stream, or one shared by stdout and stderr.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+use super::spill;
+
+/// How many output bytes a run keeps in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputCap {
+    /// Each stream keeps up to this many bytes.
+    Each(u64),
+    /// stdout and stderr together keep up to this many bytes (first come, first kept).
+    Total(u64),
+}
+
+impl OutputCap {
+    /// The budgets for stdout and stderr.
+    pub(crate) fn budgets(self) -> (Budget, Budget) {
+        match self {
+            OutputCap::Each(n) => (Budget::new(n), Budget::new(n)),
+            OutputCap::Total(n) => {
+                let shared = Budget::new(n);
+                (shared.clone(), shared)
+            }
+        }
+    }
+}
+
+/// Bytes a stream may still keep in memory; shared between streams when cloned.
+#[derive(Debug, Clone)]
+pub(crate) struct Budget(Arc<AtomicU64>);
+
+impl Budget {
+    fn new(n: u64) -> Self {
+        Budget(Arc::new(AtomicU64::new(n)))
+    }
+
+    /// Takes up to `want` bytes from the budget and returns how many were granted.
+    fn take(&self, want: u64) -> u64 {
+        let mut granted = 0;
+        let _ = self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
+                granted = left.min(want);
+                Some(left - granted)
+            });
+        granted
+    }
+}
+
+/// One captured stream.
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    /// The first bytes of the stream, up to its cap.
+    pub preview: Vec<u8>,
+    /// How many bytes the stream had in all.
+    pub total_bytes: u64,
+    /// The stream was longer than its preview.
+    pub truncated: bool,
+    /// The file holding the whole stream, when it was truncated.
+    pub full_output_path: Option<PathBuf>,
+}
+
+impl Captured {
+    /// The preview as text: invalid UTF-8 shown lossily, a character cut by the cap dropped.
+    pub fn text(&self) -> String {
+        lossy_prefix(&self.preview)
+    }
+
+    /// The whole stream as text: the spill file when there is one, else the preview.
+    pub fn full_text(&self) -> String {
+        match &self.full_output_path {
+            Some(path) => std::fs::read(path)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_else(|_| self.text()),
+            None => self.text(),
+        }
+    }
+}
+
+/// `bytes` as text, without a replacement character for a multi-byte character cut at the end.
+pub fn lossy_prefix(bytes: &[u8]) -> String {
+    let cut = match std::str::from_utf8(bytes) {
+        Ok(s) => return s.to_string(),
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        Err(_) => bytes.len(),
+    };
+    // Only the tail is an incomplete character; anything invalid before it stays lossy.
+    String::from_utf8_lossy(&bytes[..cut]).into_owned()
+}
+
+/// Reads `reader` to its end (or until `stop` fires), keeping what `budget` allows.
+pub(crate) async fn capture<R: AsyncRead + Unpin>(
+    mut reader: R,
+    budget: Budget,
+    label: &'static str,
+    stop: CancellationToken,
+) -> Captured {
+    let mut out = Captured::default();
+    let mut spill: Option<tokio::fs::File> = None;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = tokio::select! {
+            r = reader.read(&mut buf) => match r { Ok(0) | Err(_) => break, Ok(n) => n },
+            _ = stop.cancelled() => break,
+        };
+        let chunk = &buf[..n];
+        out.total_bytes += n as u64;
+        if let Some(file) = spill.as_mut() {
+            if file.write_all(chunk).await.is_err() {
+                tracing::warn!(label, "spill file write failed");
+            }
+            continue;
+        }
+        let keep = budget.take(n as u64) as usize;
+        out.preview.extend_from_slice(&chunk[..keep]);
+        if keep < n {
+            out.truncated = true;
+            match spill::create(label) {
+                Ok((file, path)) => {
+                    let mut file = tokio::fs::File::from_std(file);
+                    let ok = file.write_all(&out.preview).await.is_ok()
+                        && file.write_all(&chunk[keep..]).await.is_ok();
+                    if !ok {
+                        tracing::warn!(label, "spill file write failed");
+                    }
+                    out.full_output_path = Some(path);
+                    spill = Some(file);
+                }
+                Err(e) => {
+                    tracing::warn!(label, error = %e, "no spill file; the rest is dropped");
+                    // Keep counting bytes without storing them.
+                    drain_counting(&mut reader, &mut out, &mut buf, &stop).await;
+                    return out;
+                }
+            }
+        }
+    }
+    if let Some(mut file) = spill {
+        let _ = file.flush().await;
+        let _ = file.sync_all().await;
+    }
+    out
+}
+
+async fn drain_counting<R: AsyncRead + Unpin>(
+    reader: &mut R,
+    out: &mut Captured,
+    buf: &mut [u8],
+    stop: &CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            r = reader.read(buf) => match r { Ok(0) | Err(_) => return, Ok(n) => out.total_bytes += n as u64 },
+            _ = stop.cancelled() => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_budget_is_split_first_come() {
+        let (a, b) = OutputCap::Total(10).budgets();
+        assert_eq!(a.take(7), 7);
+        assert_eq!(b.take(7), 3);
+        assert_eq!(a.take(1), 0);
+        let (a, b) = OutputCap::Each(4).budgets();
+        assert_eq!((a.take(9), b.take(9)), (4, 4));
+    }
+
+    #[test]
+    fn lossy_prefix_drops_a_cut_character_only() {
+        let euro = "€".as_bytes();
+        assert_eq!(lossy_prefix(&[b'a', euro[0], euro[1]]), "a");
+        assert_eq!(lossy_prefix(&[b'a', 0xff, b'b']), "a\u{fffd}b");
+        assert_eq!(lossy_prefix("a€".as_bytes()), "a€");
+    }
+
+    #[tokio::test]
+    async fn a_long_stream_keeps_a_preview_and_spills_everything() {
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let (budget, _) = OutputCap::Each(1000).budgets();
+        let got = capture(&data[..], budget, "test", CancellationToken::new()).await;
+        assert!(got.truncated);
+        assert_eq!(got.preview, data[..1000]);
+        assert_eq!(got.total_bytes, data.len() as u64);
+        let path = got.full_output_path.expect("spill path");
+        assert_eq!(std::fs::read(&path).unwrap(), data);
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_short_stream_is_not_spilled() {
+        let (budget, _) = OutputCap::Each(1000).budgets();
+        let got = capture(&b"hello"[..], budget, "test", CancellationToken::new()).await;
+        assert!(!got.truncated && got.full_output_path.is_none());
+        assert_eq!(got.text(), "hello");
+    }
+}

@@ -1,0 +1,25 @@
+//! One-shot processes: run a command to completion without a session.
+//!
+//! [`runner::run`] is the single runner every tool that runs a command without a terminal
+//! uses (`terminal_run`, `terminal_run_paged`, `run_python`, and the presets' one-shot tools):
+//! argv without a shell by default, its own process group, the whole tree killed on timeout or
+//! cancellation and reaped, stdout and stderr captured separately under byte caps with the
+//! rest spilled to a file. Around it: shell command lines ([`shell`]), program resolution on
+//! Windows ([`resolve`]), structured parsers for read-only commands ([`parse`]), stdout
+//! paging ([`pager`]), success checks ([`checks`]) and Python ([`python`]).
+//! Not here: sessions (a PTY and an emulator) and detached jobs.
+
+pub mod capture;
+pub mod checks;
+pub mod env;
+pub mod pager;
+pub mod parse;
+pub mod python;
+pub mod resolve;
+pub mod runner;
+pub mod shell;
+pub mod spill;
+
+pub use capture::{Captured, OutputCap};
+pub use runner::{Outcome, Spec, run};
+pub use shell::{Shell, ShellCommand};

@@ -1,0 +1,354 @@
+//! The one-shot runner: start a process, feed its stdin, capture its output, bound its time.
+//!
+//! The child runs in a process group of its own (a new process group on Windows); on
+//! timeout or cancellation the whole tree is killed and the child reaped before [`run`]
+//! returns. When the child exits but something it left behind still holds its output pipes
+//! open, that leftover group is killed after a short grace so the call never hangs.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
+
+use super::capture::{Captured, OutputCap, capture};
+use super::env::CHILD_ENV;
+use super::shell::Shell;
+use crate::error::{Error, Result};
+use crate::platform;
+
+/// Default time a one-shot command may run.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default preview kept per stream (director-shell keeps ~50 KiB).
+pub const DEFAULT_PREVIEW_BYTES: u64 = 50 * 1024;
+/// How long output pipes may stay open after the child exited before leftovers are killed.
+const PIPE_GRACE: Duration = Duration::from_millis(250);
+/// How long readers get to finish once everything holding the pipes was killed.
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+
+/// What to run and how.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub program: String,
+    pub args: Vec<String>,
+    /// On Windows, pass `args` verbatim (cmd.exe command lines).
+    pub verbatim: bool,
+    /// Working directory; `None` = the server's.
+    pub cwd: Option<PathBuf>,
+    /// Set after [`CHILD_ENV`], so they override it.
+    pub env: Vec<(String, String)>,
+    /// Written to the child's stdin, which is then closed; `None` = no stdin at all.
+    pub stdin: Option<Vec<u8>>,
+    pub timeout: Duration,
+    pub cap: OutputCap,
+}
+
+impl Spec {
+    /// Runs `program` with `args` directly: no shell, nothing expanded.
+    pub fn direct(program: impl Into<String>, args: Vec<String>) -> Spec {
+        Spec {
+            program: program.into(),
+            args,
+            verbatim: false,
+            cwd: None,
+            env: Vec::new(),
+            stdin: None,
+            timeout: DEFAULT_TIMEOUT,
+            cap: OutputCap::Each(DEFAULT_PREVIEW_BYTES),
+        }
+    }
+
+    /// Runs the command string `command` in `shell`.
+    pub fn shell(shell: Shell, command: &str) -> Result<Spec> {
+        let line = shell.command(command)?;
+        let mut spec = Spec::direct(line.program, line.args);
+        spec.verbatim = line.verbatim;
+        Ok(spec)
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The exit code; `None` when killed by a signal or on timeout.
+    pub exit_code: Option<i32>,
+    /// The signal that ended the child (Unix).
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub duration: Duration,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    /// The program actually started (after PATH resolution on Windows).
+    pub program: String,
+}
+
+/// Runs `spec` to completion, or until its timeout or `cancel` fires (then the tree is
+/// killed). Cancellation is an error; a timeout is a normal outcome with `timed_out`.
+pub async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
+    if let Some(cwd) = &spec.cwd
+        && !cwd.is_dir()
+    {
+        return Err(Error::InvalidInput(format!(
+            "The working directory `{}` does not exist or is not a directory; pass an existing directory as cwd.",
+            cwd.display()
+        )));
+    }
+    let (program, args, verbatim) = platform_program(&spec);
+    let mut cmd = Command::new(&program);
+    add_args(&mut cmd, &args, verbatim);
+    if let Some(cwd) = &spec.cwd {
+        cmd.current_dir(cwd);
+    }
+    cmd.envs(CHILD_ENV.iter().copied());
+    cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    cmd.stdin(if spec.stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .kill_on_drop(true);
+    own_group(&mut cmd);
+
+    let started = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| spawn_error(&spec.program, e))?;
+    let pid = child.id().map(|p| p as i32).unwrap_or(0);
+    tracing::debug!(pid, program = %program, "one-shot started");
+
+    if let (Some(data), Some(mut stdin)) = (spec.stdin, child.stdin.take()) {
+        tokio::spawn(async move {
+            // A child that exits without reading its input is not an error.
+            let _ = stdin.write_all(&data).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
+    let stop = CancellationToken::new();
+    let (out_budget, err_budget) = spec.cap.budgets();
+    let mut out_task = tokio::spawn(capture(
+        child.stdout.take().expect("piped stdout"),
+        out_budget,
+        "stdout",
+        stop.clone(),
+    ));
+    let mut err_task = tokio::spawn(capture(
+        child.stderr.take().expect("piped stderr"),
+        err_budget,
+        "stderr",
+        stop.clone(),
+    ));
+
+    let mut timed_out = false;
+    let mut cancelled = false;
+    let status = tokio::select! {
+        s = child.wait() => s.ok(),
+        _ = tokio::time::sleep(spec.timeout) => { timed_out = true; None }
+        _ = cancel.cancelled() => { cancelled = true; None }
+    };
+    let status = match status {
+        Some(s) => Some(s),
+        None => {
+            platform::kill_tree(pid);
+            tokio::time::timeout(DRAIN_LIMIT, child.wait())
+                .await
+                .ok()
+                .and_then(|r| r.ok())
+        }
+    };
+    let duration = started.elapsed();
+
+    // Collect both streams, killing whatever still holds the pipes after a grace.
+    let both = async { ((&mut out_task).await, (&mut err_task).await) };
+    let (stdout, stderr) = match tokio::time::timeout(PIPE_GRACE, both).await {
+        Ok((o, e)) => (o.unwrap_or_default(), e.unwrap_or_default()),
+        Err(_) => {
+            tracing::debug!(pid, "output pipes held open after exit; killing leftovers");
+            kill_leftovers(pid);
+            let both = async { ((&mut out_task).await, (&mut err_task).await) };
+            match tokio::time::timeout(DRAIN_LIMIT, both).await {
+                Ok((o, e)) => (o.unwrap_or_default(), e.unwrap_or_default()),
+                Err(_) => {
+                    stop.cancel();
+                    (
+                        out_task.await.unwrap_or_default(),
+                        err_task.await.unwrap_or_default(),
+                    )
+                }
+            }
+        }
+    };
+    if cancelled {
+        return Err(Error::Other(format!(
+            "The command `{}` was cancelled after {} ms; its process tree was killed.",
+            spec.program,
+            duration.as_millis()
+        )));
+    }
+    let (exit_code, signal) = match status {
+        Some(s) if !timed_out => (s.code(), exit_signal(&s)),
+        Some(s) => (None, exit_signal(&s)),
+        None => (None, None),
+    };
+    Ok(Outcome {
+        exit_code,
+        signal,
+        timed_out,
+        duration,
+        stdout,
+        stderr,
+        program,
+    })
+}
+
+fn spawn_error(program: &str, e: std::io::Error) -> Error {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => Error::InvalidInput(format!(
+            "`{program}` was not found; check the name, pass its absolute path, or set shell:true for shell builtins."
+        )),
+        std::io::ErrorKind::PermissionDenied => Error::InvalidInput(format!(
+            "`{program}` is not executable (permission denied); check the path and its permissions."
+        )),
+        _ => Error::io(
+            format!("Could not start `{program}`"),
+            "Check the program and the working directory",
+            e,
+        ),
+    }
+}
+
+#[cfg(unix)]
+fn platform_program(spec: &Spec) -> (String, Vec<String>, bool) {
+    (spec.program.clone(), spec.args.clone(), false)
+}
+
+#[cfg(windows)]
+fn platform_program(spec: &Spec) -> (String, Vec<String>, bool) {
+    if spec.verbatim {
+        return (spec.program.clone(), spec.args.clone(), true);
+    }
+    super::resolve::windows_program(&spec.program, &spec.args)
+}
+
+#[cfg(unix)]
+fn add_args(cmd: &mut Command, args: &[String], _verbatim: bool) {
+    cmd.args(args);
+}
+
+#[cfg(windows)]
+fn add_args(cmd: &mut Command, args: &[String], verbatim: bool) {
+    if verbatim {
+        for a in args {
+            cmd.raw_arg(a);
+        }
+    } else {
+        cmd.args(args);
+    }
+}
+
+#[cfg(unix)]
+fn own_group(cmd: &mut Command) {
+    cmd.process_group(0);
+}
+
+#[cfg(windows)]
+fn own_group(cmd: &mut Command) {
+    const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+    const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+    cmd.creation_flags(CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
+}
+
+/// Kills what is left of the child's process group (the child itself is already reaped).
+#[cfg(unix)]
+fn kill_leftovers(pgid: i32) {
+    platform::signal_group(pgid, libc::SIGKILL);
+}
+
+#[cfg(windows)]
+fn kill_leftovers(_pgid: i32) {
+    // The tree root is gone, so taskkill /T cannot find the leftovers; readers are stopped.
+}
+
+#[cfg(unix)]
+fn exit_signal(status: &std::process::ExitStatus) -> Option<i32> {
+    std::os::unix::process::ExitStatusExt::signal(status)
+}
+
+#[cfg(windows)]
+fn exit_signal(_status: &std::process::ExitStatus) -> Option<i32> {
+    None
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn sh(command: &str) -> Spec {
+        Spec::shell(Shell::Sh, command).unwrap()
+    }
+
+    #[tokio::test]
+    async fn captures_streams_and_exit_code() {
+        let out = run(
+            sh("echo out; echo err >&2; exit 3"),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.stdout.text(), "out\n");
+        assert_eq!(out.stderr.text(), "err\n");
+        assert_eq!(out.exit_code, Some(3));
+        assert!(!out.timed_out);
+    }
+
+    #[tokio::test]
+    async fn stdin_is_fed_and_closed() {
+        let mut spec = Spec::direct("cat", vec![]);
+        spec.stdin = Some(b"fed\n".to_vec());
+        let out = run(spec, &CancellationToken::new()).await.unwrap();
+        assert_eq!(out.stdout.text(), "fed\n");
+    }
+
+    #[tokio::test]
+    async fn a_background_child_holding_the_pipe_does_not_hang_the_call() {
+        let mut spec = sh("sleep 100 & echo started");
+        spec.timeout = Duration::from_secs(20);
+        let t = Instant::now();
+        let out = run(spec, &CancellationToken::new()).await.unwrap();
+        assert_eq!(out.stdout.text(), "started\n");
+        assert_eq!(out.exit_code, Some(0));
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    }
+
+    #[tokio::test]
+    async fn cancellation_kills_and_errors() {
+        let cancel = CancellationToken::new();
+        let c = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            c.cancel();
+        });
+        let e = run(sh("sleep 100"), &cancel).await.unwrap_err().to_string();
+        assert!(e.contains("cancelled"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_and_cwd_are_clear_errors() {
+        let e = run(
+            Spec::direct("no-such-prog-xyz", vec![]),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("was not found"), "{e}");
+        let mut spec = Spec::direct("true", vec![]);
+        spec.cwd = Some("/no/such/dir".into());
+        let e = run(spec, &CancellationToken::new())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not exist"), "{e}");
+    }
+}

@@ -1,0 +1,64 @@
+//! Spill files: where a stream that outgrew its cap is written in full.
+//!
+//! They live in `<temp>/termpilot-<user>/spill/` (a 0700 directory on Unix) and are never
+//! deleted by the call that wrote them: the agent reads them afterwards.
+
+use std::fs::{File, OpenOptions};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::error::{Error, Result};
+
+/// The directory holding spill files, created on first use.
+pub fn dir() -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(user_folder()).join("spill");
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(&dir).map_err(|e| {
+        Error::io(
+            format!("Could not create the spill directory {}", dir.display()),
+            "Check that the temp directory is writable",
+            e,
+        )
+    })?;
+    Ok(dir)
+}
+
+#[cfg(unix)]
+fn user_folder() -> String {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    format!("termpilot-{}", unsafe { libc::getuid() })
+}
+
+#[cfg(windows)]
+fn user_folder() -> String {
+    let user = std::env::var("USERNAME").unwrap_or_else(|_| "user".into());
+    format!("termpilot-{user}")
+}
+
+/// Creates a new, empty spill file for a stream called `label` (`stdout`, `stderr`).
+pub fn create(label: &str) -> Result<(File, PathBuf)> {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let dir = dir()?;
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+    let path = dir.join(format!("{ms}-{}-{seq}-{label}.log", std::process::id()));
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(&path).map_err(|e| {
+        Error::io(
+            format!("Could not create the spill file {}", path.display()),
+            "Check that the temp directory is writable",
+            e,
+        )
+    })?;
+    Ok((file, path))
+}

@@ -1,0 +1,163 @@
+//! File tools: `terminal_write_file`, `edit_file` and `grep_files`.
+//!
+//! Parameters in, one call to `termpilot::files`, results out. Relative paths of
+//! `terminal_write_file` resolve against the session's cwd when a `sessionId` is given.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use termpilot::files::grep::{GrepOptions, GrepResult};
+use termpilot::files::{Encoding, edit, encoding, path, write};
+
+use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
+use crate::mcp::reply::ToolError;
+
+pub fn tools() -> Vec<ToolDef> {
+    vec![
+        ToolDef::new(
+            "terminal_write_file",
+            "Write a file",
+            "Write content to a file atomically (or append). Path absolute, or relative to the session's cwd with sessionId. Encodings utf-8, ascii, base64, hex, latin1.",
+            Hints::DESTRUCTIVE,
+            write_file,
+        ),
+        ToolDef::new(
+            "edit_file",
+            "Edit a file",
+            "Replace old_text with new_text in a UTF-8 file (absolute path). Exactly one match unless replace_all; otherwise an error and the file unchanged.",
+            Hints::DESTRUCTIVE,
+            edit_file,
+        ),
+        ToolDef::new(
+            "grep_files",
+            "Search files",
+            "Search a file or directory (absolute) for a regex, ripgrep-style. Skips node_modules, .git, bin, obj, dist, target, binary files and files over 5 MiB.",
+            Hints::READ_ONLY,
+            grep_files,
+        ),
+    ]
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_max_results() -> usize {
+    200
+}
+
+/// Runs blocking file work off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> termpilot::Result<T> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ToolError::new(format!("The file operation failed unexpectedly ({e}).")))?
+        .map_err(ToolError::from)
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WriteParams {
+    /// Resolve a relative path against this session's cwd.
+    pub session_id: Option<String>,
+    pub path: String,
+    pub content: String,
+    #[serde(default)]
+    pub encoding: Encoding,
+    #[serde(default)]
+    pub append: bool,
+    #[serde(default = "yes")]
+    pub create_dirs: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WriteResult {
+    pub success: bool,
+    /// Absolute path written.
+    pub path: String,
+    /// File size afterwards.
+    pub size: u64,
+    pub bytes_written: u64,
+    pub created: bool,
+    pub append: bool,
+}
+
+async fn write_file(ctx: ToolCtx, p: WriteParams) -> Result<WriteResult, ToolError> {
+    let base = match &p.session_id {
+        Some(id) => Some(ctx.core.sessions.cwd_of(id)?),
+        None => None,
+    };
+    let target = path::resolve(&p.path, base.as_deref())?;
+    let bytes = encoding::decode(&p.content, p.encoding)?;
+    let (append, create_dirs) = (p.append, p.create_dirs);
+    let w = blocking(move || write::write(&target, &bytes, append, create_dirs)).await?;
+    Ok(WriteResult {
+        success: true,
+        path: w.path.display().to_string(),
+        size: w.size,
+        bytes_written: w.bytes_written,
+        created: w.created,
+        append: w.appended,
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditParams {
+    /// Absolute path.
+    pub path: String,
+    /// Exact text to find (non-empty).
+    #[schemars(length(min = 1))]
+    pub old_text: String,
+    pub new_text: String,
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EditResult {
+    pub path: String,
+    pub replacements: usize,
+}
+
+async fn edit_file(_ctx: ToolCtx, p: EditParams) -> Result<EditResult, ToolError> {
+    let target = path::resolve(&p.path, None)?;
+    let e = blocking(move || edit::edit(&target, &p.old_text, &p.new_text, p.replace_all)).await?;
+    Ok(EditResult {
+        path: e.path.display().to_string(),
+        replacements: e.replacements,
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepParams {
+    /// Regex (Rust/ripgrep syntax).
+    #[schemars(length(min = 1))]
+    pub pattern: String,
+    /// Absolute file or directory.
+    pub path: String,
+    /// File-name filter, e.g. *.rs
+    pub glob: Option<String>,
+    #[serde(default)]
+    pub case_sensitive: bool,
+    #[serde(default = "default_max_results")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub max_results: usize,
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 5))]
+    pub context_lines: usize,
+}
+
+async fn grep_files(ctx: ToolCtx, p: GrepParams) -> Result<GrepResult, ToolError> {
+    let opts = GrepOptions {
+        pattern: p.pattern,
+        path: path::resolve(&p.path, None)?,
+        glob: p.glob,
+        case_sensitive: p.case_sensitive,
+        max_results: p.max_results,
+        context_lines: p.context_lines,
+    };
+    let cancel = ctx.cancel.clone();
+    blocking(move || termpilot::files::grep::grep(&opts, &cancel)).await
+}

@@ -1,0 +1,453 @@
+//! One-shot command tools: `terminal_run`, `terminal_run_paged` and `run_python`.
+//!
+//! Parameters in, one call to the core's runner (`termpilot::exec`), results shaped out:
+//! parsers, summaries, success checks and pages are applied here from the core's pieces.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use termpilot::exec::checks::{self, FileCheck};
+use termpilot::exec::{Captured, Outcome, OutputCap, Shell, Spec, pager, parse, python};
+
+use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
+use crate::mcp::reply::ToolError;
+
+/// Parsing reads at most this much of a spilled stream (for summaries).
+const MAX_PARSE_BYTES: u64 = 16 * 1024 * 1024;
+
+pub fn tools() -> Vec<ToolDef> {
+    vec![
+        ToolDef::new(
+            "terminal_run",
+            "Run a command",
+            "Run a program to completion (cmd + args, no shell; shell:true for pipes). Capped stdout/stderr (rest in a file), exit code, parsed git/which output.",
+            Hints::RUNS_COMMANDS,
+            run,
+        ),
+        ToolDef::new(
+            "terminal_run_paged",
+            "Run a read-only command, paged",
+            "Run a read-only program (cmd + args, no shell) and return one page of its stdout lines with pageInfo {page, pageSize, totalLines, hasNext}.",
+            Hints::RUNS_COMMANDS,
+            run_paged,
+        ),
+        ToolDef::new(
+            "run_python",
+            "Run Python code",
+            "Run Python code (python3, else python) to completion; args become sys.argv[1:]. Output capped, full streams spilled to files.",
+            Hints::RUNS_COMMANDS,
+            run_python,
+        ),
+    ]
+}
+
+fn default_timeout() -> u64 {
+    30_000
+}
+fn default_max_output() -> u64 {
+    102_400
+}
+fn default_python_timeout() -> u64 {
+    60_000
+}
+fn default_exit_code() -> Option<i32> {
+    Some(0)
+}
+fn default_page_size() -> usize {
+    100
+}
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RunParams {
+    #[schemars(length(min = 1))]
+    pub cmd: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub shell: bool,
+    pub cwd: Option<String>,
+    pub env: Option<BTreeMap<String, String>>,
+    pub stdin: Option<String>,
+    #[serde(default = "default_timeout")]
+    #[schemars(range(min = 1, max = 600000))]
+    pub timeout: u64,
+    #[serde(default = "default_max_output")]
+    #[schemars(range(min = 1, max = 16777216))]
+    pub max_output_bytes: u64,
+    #[serde(default = "yes")]
+    pub parse: bool,
+    #[serde(default)]
+    pub parse_only: bool,
+    #[serde(default)]
+    pub summary: bool,
+    /// null = any.
+    #[serde(default = "default_exit_code")]
+    pub success_exit_code: Option<i32>,
+    pub success_file: Option<String>,
+    pub success_file_pattern: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PagedParams {
+    /// Read-only program to run.
+    #[schemars(length(min = 1))]
+    pub cmd: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    pub cwd: Option<String>,
+    #[serde(default = "default_timeout")]
+    #[schemars(range(min = 1, max = 600000))]
+    pub timeout: u64,
+    /// Bytes of stdout+stderr kept inline (pages always cover the whole stdout).
+    #[serde(default = "default_max_output")]
+    #[schemars(range(min = 1, max = 16777216))]
+    pub max_output_bytes: u64,
+    /// 0-based page.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 10000000))]
+    pub page: usize,
+    /// Lines per page.
+    #[serde(default = "default_page_size")]
+    #[schemars(range(min = 1, max = 10000))]
+    pub page_size: usize,
+    #[serde(default)]
+    pub summary: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StdoutOut {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
+    pub parsed: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StderrOut {
+    pub raw: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SuccessFileOut {
+    pub path: String,
+    pub exists: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched: Option<bool>,
+    pub ok: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChecksOut {
+    pub success_file: SuccessFileOut,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunResult {
+    pub ok: bool,
+    pub cmd: String,
+    pub args: Vec<String>,
+    pub cwd: String,
+    pub exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    pub stdout: StdoutOut,
+    pub stderr: StderrOut,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checks: Option<ChecksOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PageInfo {
+    pub page: usize,
+    pub page_size: usize,
+    pub total_lines: usize,
+    pub has_next: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PagedResult {
+    #[serde(flatten)]
+    pub run: RunResult,
+    pub page_info: PageInfo,
+}
+
+/// The directory a run happens in: the call's, else the server's configured one.
+fn run_dir(ctx: &ToolCtx, cwd: Option<String>) -> Option<PathBuf> {
+    cwd.map(PathBuf::from)
+        .or_else(|| ctx.core.config.cwd.clone())
+}
+
+fn shown_dir(dir: &Option<PathBuf>) -> PathBuf {
+    dir.clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default()
+}
+
+/// The text of a whole stream for a parser or summary, when it is not too big.
+fn whole_text(stream: &Captured) -> Option<String> {
+    (stream.total_bytes <= MAX_PARSE_BYTES).then(|| stream.full_text())
+}
+
+fn timeout_hint(ms: u64) -> String {
+    format!(
+        "The command timed out after {ms} ms and its process tree was killed; raise timeout (max 600000) or start it with job_start."
+    )
+}
+
+fn stderr_out(s: &Captured) -> StderrOut {
+    StderrOut {
+        raw: s.text(),
+        truncated: s.truncated,
+        total_bytes: s.truncated.then_some(s.total_bytes),
+        full_output_path: s.full_output_path.as_ref().map(|p| p.display().to_string()),
+    }
+}
+
+fn stdout_out(s: &Captured, raw: Option<String>) -> StdoutOut {
+    StdoutOut {
+        raw,
+        parsed: None,
+        summary: None,
+        truncated: s.truncated,
+        total_bytes: s.truncated.then_some(s.total_bytes),
+        full_output_path: s.full_output_path.as_ref().map(|p| p.display().to_string()),
+    }
+}
+
+/// The envelope shared by `terminal_run` and `terminal_run_paged`, before parsing.
+fn envelope(
+    cmd: String,
+    args: Vec<String>,
+    dir: &Option<PathBuf>,
+    out: &Outcome,
+    timeout: u64,
+) -> RunResult {
+    RunResult {
+        ok: !out.timed_out,
+        cmd,
+        args,
+        cwd: shown_dir(dir).display().to_string(),
+        exit_code: out.exit_code,
+        signal: out.signal,
+        timed_out: out.timed_out,
+        duration_ms: out.duration.as_millis() as u64,
+        stdout: stdout_out(&out.stdout, Some(out.stdout.text())),
+        stderr: stderr_out(&out.stderr),
+        checks: None,
+        hint: out.timed_out.then(|| timeout_hint(timeout)),
+    }
+}
+
+async fn run(ctx: ToolCtx, p: RunParams) -> Result<RunResult, ToolError> {
+    // Everything that can be wrong with the call is found before anything runs.
+    let pattern = match (&p.success_file, &p.success_file_pattern) {
+        (None, Some(_)) => {
+            return Err(ToolError::new(
+                "successFilePattern needs successFile; pass the file the pattern applies to.",
+            ));
+        }
+        (_, Some(re)) => Some(checks::user_regex(re)?),
+        _ => None,
+    };
+    let dir = run_dir(&ctx, p.cwd.clone());
+    let mut spec = if p.shell {
+        let mut line = p.cmd.clone();
+        for a in &p.args {
+            line.push(' ');
+            line.push_str(a);
+        }
+        Spec::shell(Shell::one_shot(), &line)?
+    } else {
+        Spec::direct(p.cmd.clone(), p.args.clone())
+    };
+    spec.cwd = dir.clone();
+    spec.env = p.env.clone().unwrap_or_default().into_iter().collect();
+    spec.stdin = p.stdin.as_ref().map(|s| s.as_bytes().to_vec());
+    spec.timeout = Duration::from_millis(p.timeout);
+    spec.cap = OutputCap::Total(p.max_output_bytes);
+    let out = termpilot::exec::run(spec, &ctx.cancel).await?;
+
+    let mut result = envelope(p.cmd.clone(), p.args.clone(), &dir, &out, p.timeout);
+    let exit_ok = p.success_exit_code.is_none_or(|c| out.exit_code == Some(c));
+    result.ok = !out.timed_out && exit_ok;
+
+    if !out.timed_out && !p.shell {
+        let parsed = if out.stdout.truncated {
+            if p.summary {
+                whole_text(&out.stdout).and_then(|t| parse::parse(&p.cmd, &p.args, &t))
+            } else {
+                None
+            }
+        } else {
+            parse::parse(&p.cmd, &p.args, &out.stdout.text())
+        };
+        match parsed {
+            Some(parsed) => {
+                if p.summary {
+                    result.stdout.summary = Some(parsed.summary);
+                    result.stdout.raw = None;
+                }
+                if p.parse && !out.stdout.truncated {
+                    result.stdout.parsed = Some(parsed.value);
+                    if p.parse_only {
+                        result.stdout.raw = None;
+                    }
+                }
+            }
+            None if p.parse
+                && parse::wants_hint(&p.cmd, exit_ok, out.stdout.total_bytes as usize) =>
+            {
+                result.hint = Some(parse::HINT.to_string());
+            }
+            None => {}
+        }
+    }
+
+    if let Some(file) = &p.success_file {
+        let path = shown_dir(&dir).join(file);
+        let FileCheck {
+            path,
+            exists,
+            matched,
+            ok,
+        } = checks::success_file(&path, pattern.as_ref());
+        result.ok &= ok;
+        result.checks = Some(ChecksOut {
+            success_file: SuccessFileOut {
+                path: path.display().to_string(),
+                exists,
+                matched,
+                ok,
+            },
+        });
+    }
+    Ok(result)
+}
+
+async fn run_paged(ctx: ToolCtx, p: PagedParams) -> Result<PagedResult, ToolError> {
+    let dir = run_dir(&ctx, p.cwd.clone());
+    let mut spec = Spec::direct(p.cmd.clone(), p.args.clone());
+    spec.cwd = dir.clone();
+    spec.timeout = Duration::from_millis(p.timeout);
+    spec.cap = OutputCap::Total(p.max_output_bytes);
+    let out = termpilot::exec::run(spec, &ctx.cancel).await?;
+    let mut run = envelope(p.cmd.clone(), p.args.clone(), &dir, &out, p.timeout);
+    run.ok = !out.timed_out && out.exit_code == Some(0);
+    let page = pager::page_captured(&out.stdout, p.page, p.page_size);
+    run.stdout.raw = Some(page.lines.join("\n"));
+    if p.summary
+        && !out.timed_out
+        && let Some(parsed) =
+            whole_text(&out.stdout).and_then(|t| parse::parse(&p.cmd, &p.args, &t))
+    {
+        run.stdout.summary = Some(parsed.summary);
+    }
+    Ok(PagedResult {
+        run,
+        page_info: PageInfo {
+            page: page.page,
+            page_size: page.page_size,
+            total_lines: page.total_lines,
+            has_next: page.has_next,
+        },
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PythonParams {
+    /// Python source.
+    pub code: String,
+    pub cwd: Option<String>,
+    #[serde(default = "default_python_timeout")]
+    #[schemars(range(min = 1, max = 600000))]
+    pub timeout_ms: u64,
+    /// sys.argv[1:]
+    #[serde(default)]
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StreamOut {
+    pub text: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+}
+
+impl From<&Captured> for StreamOut {
+    fn from(s: &Captured) -> Self {
+        StreamOut {
+            text: s.text(),
+            truncated: s.truncated,
+            total_bytes: s.truncated.then_some(s.total_bytes),
+            full_output_path: s.full_output_path.as_ref().map(|p| p.display().to_string()),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PythonResult {
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    pub stdout: StreamOut,
+    pub stderr: StreamOut,
+    pub python_executable: String,
+}
+
+async fn run_python(ctx: ToolCtx, p: PythonParams) -> Result<PythonResult, ToolError> {
+    let dir = run_dir(&ctx, p.cwd);
+    let timeout = Duration::from_millis(p.timeout_ms);
+    let (out, exe) = python::run_code(&p.code, &p.args, dir, timeout, &ctx.cancel).await?;
+    let result = PythonResult {
+        exit_code: out.exit_code,
+        duration_ms: out.duration.as_millis() as u64,
+        stdout: (&out.stdout).into(),
+        stderr: (&out.stderr).into(),
+        python_executable: exe,
+    };
+    if out.timed_out {
+        let partial = serde_json::to_string(&result).unwrap_or_default();
+        return Err(ToolError::new(format!(
+            "Python timed out after {} ms and its process tree was killed; raise timeout_ms (max 600000) if it needs longer. Partial result: {partial}",
+            p.timeout_ms
+        )));
+    }
+    Ok(result)
+}
