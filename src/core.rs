@@ -8,12 +8,18 @@
 use std::sync::Arc;
 
 use crate::config::Config;
+use crate::jobs::Jobs;
+use crate::locks::Locks;
 use crate::sessions::SessionManager;
 
 /// All of termpilot's state.
 pub struct Core {
     pub config: Arc<Config>,
     pub sessions: SessionManager,
+    /// Detached jobs on disk under the state dir (they outlive the server).
+    pub jobs: Jobs,
+    /// Named inter-agent locks under the state dir.
+    pub locks: Locks,
 }
 
 impl Core {
@@ -21,6 +27,8 @@ impl Core {
         let config = Arc::new(config);
         Arc::new(Core {
             sessions: SessionManager::new(config.clone()),
+            jobs: Jobs::new(&config.state_dir, config.cwd.clone()),
+            locks: Locks::new(&config.state_dir),
             config,
         })
     }

@@ -8,9 +8,12 @@
 pub mod config;
 pub mod core;
 pub mod error;
+pub mod jobs;
+pub mod locks;
 pub mod platform;
 pub mod progress;
 pub mod sessions;
+pub mod system;
 
 pub use crate::config::Config;
 pub use crate::core::Core;

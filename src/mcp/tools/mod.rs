@@ -2,7 +2,10 @@
 //! the registry is built from; add a tool by adding its `ToolDef` here.
 
 pub mod extra;
+pub mod jobs;
+pub mod locks;
 pub mod sessions;
+pub mod system;
 
 use super::registry::ToolDef;
 
@@ -10,5 +13,8 @@ use super::registry::ToolDef;
 pub fn all() -> Vec<ToolDef> {
     let mut tools = Vec::new();
     tools.extend(sessions::tools());
+    tools.extend(jobs::tools());
+    tools.extend(locks::tools());
+    tools.extend(system::tools());
     tools
 }
