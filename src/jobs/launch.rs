@@ -3,7 +3,8 @@
 //! The wrapper is a few lines of POSIX `sh` in its own session (so its pid is also its
 //! process group): it tees the command's stdout and stderr into their own logs and into
 //! `combined.log`, waits until the command has exited and its output is closed, then writes
-//! `exit_code.txt` atomically. It needs nothing from the server, so the result survives the
+//! `exit_code.txt` with shell builtins only (`set -C`: created exclusively, never replacing
+//! one job_kill wrote; complete once it ends in a newline). It needs nothing from the server, so the result survives the
 //! server being killed. A background child that keeps the output open keeps the job running.
 //!
 //! The shell argv (`bash -c`, `pwsh -Command`, `cmd /c`) is small and local for now; it should
@@ -133,9 +134,9 @@ tee -a "$d/stderr.log" < "$e" >> "$d/combined.log" &
 "$@" > "$o" 2> "$e" < /dev/null
 code=$?
 wait
+set -C
+printf '%s\n' "$code" > "$d/exit_code.txt"
 rm -f "$o" "$e"
-printf '%s\n' "$code" > "$d/.exit_code.tmp" && ln "$d/.exit_code.tmp" "$d/exit_code.txt" 2>/dev/null
-rm -f "$d/.exit_code.tmp"
 "#;
 
 /// Starts the wrapper for `argv` detached (new session, stdio away from the server) and

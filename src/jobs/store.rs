@@ -5,12 +5,13 @@
 //!                           stdout.log      the command's stdout
 //!                           stderr.log      the command's stderr
 //!                           combined.log    both, interleaved as they came
-//!                           exit_code.txt   the exit code, written by the wrapper when the
-//!                                           command ends (or by job_kill), never replaced
+//!                           exit_code.txt   the exit code and a newline, written by the wrapper
+//!                                           when the command ends (or by job_kill), created
+//!                                           exclusively and never replaced
 //!                           killed_at.txt   present when job_kill ended the job
 //! ```
-//! Every file that others read is written to a temp name and renamed into place, so a reader
-//! sees all of it or none of it, and the rename is the event `job_wait` wakes on.
+//! The metadata is written to a temp name and renamed into place; the exit code is complete
+//! once it ends in a newline. Its creation and close are the events `job_wait` wakes on.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -167,10 +168,14 @@ pub fn read_meta(dir: &Path) -> std::result::Result<JobMeta, String> {
         .map_err(|e| format!("{} is not valid job metadata: {e}", path.display()))
 }
 
-/// The recorded exit code and when it was recorded, if the job has ended.
+/// The recorded exit code and when it was recorded, if the job has ended. A file without
+/// its final newline is still being written and does not count yet.
 pub fn read_exit(dir: &Path) -> Option<(Option<i32>, SystemTime)> {
     let path = dir.join(EXIT);
     let text = std::fs::read_to_string(&path).ok()?;
+    if !text.ends_with('\n') {
+        return None;
+    }
     let when = std::fs::metadata(&path)
         .and_then(|m| m.modified())
         .unwrap_or_else(|_| SystemTime::now());
