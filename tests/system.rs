@@ -177,6 +177,7 @@ async fn screenshot_captures_an_xvfb_screen_and_a_window() {
     let out = tempfile::tempdir().unwrap();
     let server = start_with(common::Era::Initialize, &[], &[("DISPLAY", &xvfb.display)]).await;
     let screen_png = out.path().join("screen.png");
+    let begun = std::time::Instant::now();
     let result = server
         .call(
             "terminal_extra",
@@ -186,6 +187,10 @@ async fn screenshot_captures_an_xvfb_screen_and_a_window() {
             ),
         )
         .await;
+    eprintln!(
+        "screenshot of a 640x480 screen, client to result: {:.1} ms",
+        begun.elapsed().as_secs_f64() * 1000.0
+    );
     assert_ne!(result.is_error, Some(true), "{}", common::text(&result));
     let shot = result.structured_content.clone().unwrap();
     assert_eq!(
