@@ -8,12 +8,18 @@
 use std::sync::Arc;
 
 use crate::config::Config;
+use crate::jobs::Jobs;
+use crate::locks::Locks;
 use crate::sessions::SessionManager;
 
 /// All of termpilot's state.
 pub struct Core {
     pub config: Arc<Config>,
     pub sessions: Arc<SessionManager>,
+    /// Detached jobs on disk under the state dir (they outlive the server).
+    pub jobs: Jobs,
+    /// Named inter-agent locks under the state dir.
+    pub locks: Locks,
 }
 
 impl Core {
@@ -21,7 +27,12 @@ impl Core {
         let config = Arc::new(config);
         let sessions = Arc::new(SessionManager::new(config.clone()));
         spawn_idle_sweep(&sessions);
-        Arc::new(Core { sessions, config })
+        Arc::new(Core {
+            sessions,
+            jobs: Jobs::new(&config.state_dir, config.cwd.clone()),
+            locks: Locks::new(&config.state_dir),
+            config,
+        })
     }
 
     /// Ends everything the server started that must not outlive it (sessions, not jobs).

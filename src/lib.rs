@@ -10,10 +10,13 @@ pub mod core;
 pub mod error;
 pub mod exec;
 pub mod files;
+pub mod jobs;
+pub mod locks;
 pub mod platform;
 pub mod progress;
 pub mod session;
 pub mod sessions;
+pub mod system;
 
 pub use crate::config::Config;
 pub use crate::core::Core;

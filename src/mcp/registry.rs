@@ -81,6 +81,19 @@ impl Hints {
         idempotent: true,
         open_world: false,
     };
+    /// Ends or removes something; doing it again changes nothing more (stop, kill).
+    pub const ENDS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        open_world: false,
+    };
+}
+
+/// A result with PNG images shown after its JSON (see [`ToolDef::with_images`]).
+pub struct WithImages<R> {
+    pub value: R,
+    pub images: Vec<Vec<u8>>,
 }
 
 /// One tool, declared once.
@@ -109,17 +122,60 @@ impl ToolDef {
         F: Fn(ToolCtx, P) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
     {
+        Self::declare::<P, R>(name, title, description, hints, move |ctx, p| {
+            let fut = handler(ctx, p);
+            Box::pin(async move { Reply::json(&fut.await?) }) as BoxFuture
+        })
+    }
+
+    /// Like [`ToolDef::new`], for a tool whose result also carries PNG images (screenshots),
+    /// shown as image blocks after the JSON.
+    pub fn with_images<P, R, F, Fut>(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+        hints: Hints,
+        handler: F,
+    ) -> Self
+    where
+        P: DeserializeOwned + JsonSchema + Send + 'static,
+        R: Serialize + JsonSchema + 'static,
+        F: Fn(ToolCtx, P) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<WithImages<R>, ToolError>> + Send + 'static,
+    {
+        Self::declare::<P, R>(name, title, description, hints, move |ctx, p| {
+            let fut = handler(ctx, p);
+            Box::pin(async move {
+                let out = fut.await?;
+                let mut reply = Reply::json(&out.value)?;
+                reply.images = out.images;
+                Ok(reply)
+            }) as BoxFuture
+        })
+    }
+
+    /// The shared part of the constructors: schemas from `P` and `R`, parsing, the handler.
+    fn declare<P, R>(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+        hints: Hints,
+        typed: impl Fn(ToolCtx, P) -> BoxFuture + Send + Sync + 'static,
+    ) -> Self
+    where
+        P: DeserializeOwned + JsonSchema + Send + 'static,
+        R: JsonSchema + 'static,
+    {
         let input_schema = schema::input::<P>();
         let output_schema = schema::output::<R>();
-        let handler = Arc::new(handler);
+        let typed = Arc::new(typed);
         let parse_schema = input_schema.clone();
         let erased: Handler = Arc::new(move |ctx: ToolCtx, raw: JsonObject| {
             let parsed = args::parse::<P>(name, &parse_schema, raw);
-            let handler = handler.clone();
-            Box::pin(async move {
-                let value = handler(ctx, parsed?).await?;
-                Reply::json(&value)
-            }) as BoxFuture
+            match parsed {
+                Ok(p) => typed(ctx, p),
+                Err(e) => Box::pin(async move { Err(e) }) as BoxFuture,
+            }
         });
         ToolDef {
             name,

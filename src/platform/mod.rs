@@ -9,6 +9,9 @@ mod unix;
 #[cfg(unix)]
 pub use unix::*;
 
+mod events;
+pub use events::{DirWatch, ExitWatch, FALLBACK_TICK, watch_dir};
+
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]

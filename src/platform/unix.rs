@@ -60,6 +60,19 @@ pub fn process_state(pid: i32) -> Option<char> {
     stat_fields(pid)?.first()?.chars().next()
 }
 
+/// True while `pid` is still the living process recorded with `start_time` (from
+/// [`process_start_time`]): it exists, is not a zombie, and was not started anew under a
+/// reused pid. `None` skips the start-time check.
+pub fn is_same_process(pid: i32, start_time: Option<u64>) -> bool {
+    if !pid_exists(pid) || process_state(pid) == Some('Z') {
+        return false;
+    }
+    match (start_time, process_start_time(pid)) {
+        (Some(recorded), Some(now)) => recorded == now,
+        _ => true,
+    }
+}
+
 /// Parent pid of every process we can see, keyed by pid.
 fn parent_map() -> HashMap<i32, i32> {
     let mut parents = HashMap::new();

@@ -22,6 +22,11 @@ pub fn process_start_time(_pid: i32) -> Option<u64> {
     None
 }
 
+/// True while `pid` exists; without start times, a reused pid is not told apart.
+pub fn is_same_process(pid: i32, _start_time: Option<u64>) -> bool {
+    pid_exists(pid)
+}
+
 /// Windows terminals have no foreground process group.
 pub fn foreground_group(_fd: i32) -> Option<i32> {
     None

@@ -22,6 +22,8 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_termpilot");
 pub struct Server {
     pub client: RunningService<RoleClient, ()>,
     pub state: tempfile::TempDir,
+    /// The server process, for tests that kill it.
+    pub pid: u32,
 }
 
 /// The protocol era a test speaks.
@@ -56,6 +58,7 @@ pub async fn start_with(era: Era, args: &[&str], envs: &[(&str, &str)]) -> Serve
         .stderr(Stdio::inherit())
         .spawn()
         .expect("spawn termpilot");
+    let pid = transport.id().expect("server pid");
     let client = match era {
         Era::Initialize => tokio::time::timeout(TEST_TIMEOUT, ().serve(transport))
             .await
@@ -74,12 +77,21 @@ pub async fn start_with(era: Era, args: &[&str], envs: &[(&str, &str)]) -> Serve
         .expect("discover in time")
         .expect("discover"),
     };
-    Server { client, state }
+    Server { client, state, pid }
 }
 
 /// Starts the server with default flags over the `initialize` handshake.
 pub async fn start() -> Server {
     start_with(Era::Initialize, &[], &[]).await
+}
+
+/// Starts a server keeping its state in `dir`, which several servers may share (the
+/// caller owns the dir; the server's own temp dir stays unused).
+pub async fn start_in(dir: &std::path::Path, envs: &[(&str, &str)]) -> Server {
+    let dir = dir.to_str().expect("utf-8 state dir");
+    let mut all = vec![("TERMPILOT_STATE_DIR", dir)];
+    all.extend_from_slice(envs);
+    start_with(Era::Initialize, &[], &all).await
 }
 
 fn object(args: Value) -> JsonObject {
@@ -138,6 +150,14 @@ impl Server {
             serde_json::json!({"tool": tool, "args": args}),
         )
         .await
+    }
+
+    /// Kills the server with SIGKILL, as a crash would, and waits until it is gone.
+    #[cfg(unix)]
+    pub async fn crash(self) {
+        // SAFETY: kill(2) on the pid of the server this test started.
+        unsafe { libc::kill(self.pid as i32, libc::SIGKILL) };
+        let _ = tokio::time::timeout(TEST_TIMEOUT, self.client.cancel()).await;
     }
 
     /// Ends the client (closing the server's stdin) and waits for the server to exit.

@@ -3,9 +3,12 @@
 
 pub mod extra;
 pub mod files;
+pub mod jobs;
+pub mod locks;
 pub mod run;
 mod session_call;
 pub mod sessions;
+pub mod system;
 pub mod terminal_io;
 pub mod waits;
 
@@ -19,5 +22,8 @@ pub fn all() -> Vec<ToolDef> {
     tools.extend(waits::tools());
     tools.extend(run::tools());
     tools.extend(files::tools());
+    tools.extend(jobs::tools());
+    tools.extend(locks::tools());
+    tools.extend(system::tools());
     tools
 }

@@ -40,7 +40,7 @@ pub fn tools() -> Vec<ToolDef> {
             "terminal_stop",
             "Stop a terminal",
             "End a session and its process tree; optional last lines and transcript file (.cast = asciicast).",
-            Hints::DESTRUCTIVE,
+            Hints::ENDS,
             stop,
         ),
         ToolDef::new(

@@ -1,0 +1,9 @@
+//! System views: the process list, who holds a file open, and desktop screenshots.
+//!
+//! Each is one file; platform differences stay inside it behind `cfg`.
+
+pub mod lockers;
+pub mod processes;
+pub mod screenshot;
+#[cfg(all(unix, not(target_os = "macos")))]
+mod x11;

@@ -1,0 +1,171 @@
+//! Desktop screenshots: the whole screen or one window by title, saved as PNG.
+//!
+//! X11 (`x11.rs`, a pure-Rust client: no system libraries) on Linux and the BSDs; a clear
+//! "no display" error without `DISPLAY`, and "not supported" on platforms without a
+//! backend yet (Windows, macOS).
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// What to capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Target {
+    #[default]
+    Screen,
+    Window,
+}
+
+/// Pixels captured from the display: RGB, row-major, 3 bytes a pixel.
+pub struct Capture {
+    pub width: u32,
+    pub height: u32,
+    pub rgb: Vec<u8>,
+    /// The matched window's full title (window captures).
+    pub window_title: Option<String>,
+}
+
+/// A screenshot saved to disk.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Shot {
+    pub path: String,
+    pub width: u32,
+    pub height: u32,
+    pub target: Target,
+    /// The title of the window captured.
+    pub window_title: Option<String>,
+    /// The PNG itself, for the caller to show (not serialised).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub png: Vec<u8>,
+}
+
+/// Captures `target` (a window needs `window_title`, a case-insensitive substring) and
+/// writes the PNG to `output_path` (absolute, `.png`) or a timestamped temp file.
+pub fn capture(
+    target: Target,
+    window_title: Option<&str>,
+    output_path: Option<&Path>,
+) -> Result<Shot> {
+    let title = match (target, window_title) {
+        (Target::Window, None) => {
+            return Err(Error::InvalidInput(
+                "target window needs window_title (a part of the window's title).".into(),
+            ));
+        }
+        (Target::Window, Some(t)) if t.trim().is_empty() => {
+            return Err(Error::InvalidInput(
+                "window_title is empty; pass a part of the window's title.".into(),
+            ));
+        }
+        (Target::Window, t) => t,
+        (Target::Screen, _) => None,
+    };
+    let path = match output_path {
+        Some(p) => {
+            let png = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
+            if !p.is_absolute() || !png {
+                return Err(Error::InvalidInput(format!(
+                    "output_path `{}` must be an absolute path ending in .png.",
+                    p.display()
+                )));
+            }
+            p.to_path_buf()
+        }
+        None => default_path(),
+    };
+    let pixels = grab(title)?;
+    let png = encode_png(&pixels)?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            Error::io(
+                format!("Cannot create {}", parent.display()),
+                "Pass an output_path in a writable folder.",
+                e,
+            )
+        })?;
+    }
+    std::fs::write(&path, &png).map_err(|e| {
+        Error::io(
+            format!("Cannot write {}", path.display()),
+            "Pass an output_path in a writable folder.",
+            e,
+        )
+    })?;
+    Ok(Shot {
+        path: path.display().to_string(),
+        width: pixels.width,
+        height: pixels.height,
+        target,
+        window_title: pixels.window_title,
+        png,
+    })
+}
+
+fn default_path() -> PathBuf {
+    let stamp = humantime::format_rfc3339_millis(SystemTime::now())
+        .to_string()
+        .replace([':', '.'], "-");
+    let unique = &uuid::Uuid::new_v4().simple().to_string()[..6];
+    std::env::temp_dir()
+        .join("termpilot-screenshots")
+        .join(format!("screenshot-{stamp}-{unique}.png"))
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+fn grab(title: Option<&str>) -> Result<Capture> {
+    super::x11::grab(title)
+}
+
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+fn grab(_title: Option<&str>) -> Result<Capture> {
+    Err(Error::Other(
+        "Desktop screenshots are not supported on this platform yet (X11 only); terminal_screenshot still captures a session."
+            .into(),
+    ))
+}
+
+/// RGB pixels to PNG bytes.
+pub fn encode_png(c: &Capture) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, c.width, c.height);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let fail = |e: png::EncodingError| Error::Other(format!("The PNG could not be encoded ({e})."));
+    let mut writer = enc.write_header().map_err(fail)?;
+    writer.write_image_data(&c.rgb).map_err(fail)?;
+    writer.finish().map_err(fail)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_a_png() {
+        let c = Capture {
+            width: 2,
+            height: 1,
+            rgb: vec![255, 0, 0, 0, 0, 255],
+            window_title: None,
+        };
+        let png = encode_png(&c).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    }
+
+    #[test]
+    fn window_needs_a_title_and_paths_are_checked() {
+        let e = capture(Target::Window, None, None).unwrap_err().to_string();
+        assert!(e.contains("window_title"), "{e}");
+        let e = capture(Target::Screen, None, Some(Path::new("rel.png")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("absolute"), "{e}");
+    }
+}
