@@ -10,6 +10,7 @@ pub mod core;
 pub mod error;
 pub mod platform;
 pub mod progress;
+pub mod render;
 pub mod sessions;
 
 pub use crate::config::Config;
