@@ -1,16 +1,20 @@
 //! PNG encoding: an 8-bit palette image when the screenshot has at most 256 colours (the
-//! usual case: glyph coverage is quantised), else RGB; fast zlib either way.
+//! usual case: glyph coverage is quantised), else RGB; a low zlib level either way.
 
 use std::collections::HashMap;
 
 use super::canvas::Canvas;
 use crate::error::{Error, Result};
 
+/// zlib level 2: measured on 120×30 screens, 56 KB in 6.5 ms against 124 KB in 3.9 ms for
+/// png's "fast" (fdeflate) and 52 KB in 11 ms for level 6.
+const ZLIB_LEVEL: u8 = 2;
+
 pub(crate) fn png(canvas: &Canvas) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(64 * 1024);
     let mut encoder = png::Encoder::new(&mut out, canvas.width, canvas.height);
     encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_compression(png::Compression::Fast);
+    encoder.set_deflate_compression(png::DeflateCompression::Level(ZLIB_LEVEL));
     let data = match indexed(&canvas.pixels) {
         Some((palette, indices)) => {
             encoder.set_color(png::ColorType::Indexed);
