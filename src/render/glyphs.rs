@@ -77,47 +77,78 @@ pub(crate) fn cache() -> MutexGuard<'static, Glyphs> {
 impl Glyphs {
     /// The sprite for `c` drawn `cells` cells wide (1, or 2 for wide characters).
     pub fn get(&mut self, c: char, style: Style, cells: u32) -> &Sprite {
-        let key = Key {
-            c,
-            style,
-            cells: cells.clamp(1, 2) as u8,
-        };
+        self.lookup(c, style, cells.clamp(1, 2) as u8)
+    }
+
+    /// The sprite for a combining mark over a base character `cells` wide: like [`get`], but
+    /// a mark no font has is left out rather than boxed (it rides on a visible base).
+    ///
+    /// [`get`]: Glyphs::get
+    pub fn mark(&mut self, c: char, style: Style, cells: u32) -> &Sprite {
+        self.lookup(c, style, MARK | cells.clamp(1, 2) as u8)
+    }
+
+    fn lookup(&mut self, c: char, style: Style, cells: u8) -> &Sprite {
+        let key = Key { c, style, cells };
         if self.sprites.len() >= MAX_SPRITES && !self.sprites.contains_key(&key) {
             self.sprites.clear();
         }
-        self.sprites
-            .entry(key)
-            .or_insert_with(|| make(c, style, key.cells as u32, metrics()))
+        self.sprites.entry(key).or_insert_with(|| {
+            let sprite = make(c, style, (cells & !MARK) as u32, metrics());
+            match sprite {
+                Some(sprite) => sprite,
+                None if cells & MARK != 0 => Sprite::empty(),
+                None => placeholder(metrics(), (cells & !MARK) as u32),
+            }
+        })
     }
 }
 
-fn make(c: char, style: Style, cells: u32, m: &Metrics) -> Sprite {
+/// Flag in `Key::cells` for combining marks.
+const MARK: u8 = 0x80;
+
+/// Characters that are never drawn: joiners, variation selectors, tags, soft hyphen.
+fn invisible(c: char) -> bool {
+    matches!(c as u32,
+        0x00AD | 0x034F | 0x200B..=0x200F | 0x2060..=0x2064 | 0xFE00..=0xFE0F | 0xFEFF
+            | 0xE0000..=0xE007F | 0xE0100..=0xE01EF)
+}
+
+/// Private use: a system font's glyph there means nothing (Nerd Font icons stay boxes).
+fn private_use(c: char) -> bool {
+    matches!(c as u32, 0xE000..=0xF8FF | 0xF0000..=0x10FFFF)
+}
+
+/// The sprite for `c`, or `None` when no font has it.
+fn make(c: char, style: Style, cells: u32, m: &Metrics) -> Option<Sprite> {
+    if invisible(c) {
+        return Some(Sprite::empty());
+    }
     if let Some(sprite) = boxdraw::sprite(c, m) {
-        return sprite;
+        return Some(sprite);
     }
     let fonts = embedded();
     let (face, embolden) = fonts.face(style);
     for font in [face, &fonts.regular, &fonts.symbols] {
         let id = font.glyph_id(c);
         if id.0 != 0 {
-            return outlined(
-                font,
-                id,
-                m,
-                cells,
-                embolden && std::ptr::eq(font, face),
-                false,
-            )
-            .unwrap_or_else(Sprite::empty);
+            let bold = embolden && std::ptr::eq(font, face);
+            return Some(outlined(font, id, m, cells, bold, false).unwrap_or_else(Sprite::empty));
         }
     }
-    if let Some(font) = fallback::find(c) {
-        let id = font.glyph_id(c);
-        return outlined(&font, id, m, cells, embolden, true)
-            .or_else(|| bitmap(&font, id, m, cells))
-            .unwrap_or_else(Sprite::empty);
+    if private_use(c) {
+        return None;
     }
-    placeholder(m, cells)
+    let font = fallback::find(c)?;
+    let id = font.glyph_id(c);
+    let sprite =
+        outlined(&font, id, m, cells, embolden, true).or_else(|| bitmap(&font, id, m, cells));
+    match sprite {
+        // A font with absurd metrics is treated as not having the glyph.
+        Some(s) if s.width > 4 * m.cell_width * cells || s.height > 4 * m.cell_height => None,
+        Some(s) => Some(s),
+        None => Some(Sprite::empty()),
+    }
 }
 
 /// Rasterises an outline at the cell's size, centred in `cells` cells; `fit` shrinks glyphs
@@ -319,6 +350,18 @@ mod tests {
         assert_eq!(s, placeholder(m, 1));
         let wide = placeholder(m, 2);
         assert_eq!(wide.width, 2 * m.cell_width - 2);
+    }
+
+    #[test]
+    fn invisible_and_unknown_marks_draw_nothing() {
+        let mut cache = cache();
+        assert_eq!(cache.get('\u{FE0F}', Style::Regular, 1).width, 0);
+        assert_eq!(cache.get('\u{200D}', Style::Regular, 2).width, 0);
+        assert_eq!(cache.mark('\u{10FFFD}', Style::Regular, 1).width, 0);
+        assert!(
+            cache.mark('\u{301}', Style::Regular, 1).width > 0,
+            "a real accent is drawn"
+        );
     }
 
     #[test]

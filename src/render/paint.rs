@@ -83,7 +83,7 @@ impl Paint<'_> {
                     canvas.draw(x, y, glyphs.get(cell.c, style, cells), fg);
                 }
                 for &mark in cell.zerowidth().unwrap_or(&[]) {
-                    canvas.draw(x, y, glyphs.get(mark, style, cells), fg);
+                    canvas.draw(x, y, glyphs.mark(mark, style, cells), fg);
                 }
                 let line = cell.underline_color().map_or(fg, |c| palette.get(c));
                 decorate(&mut canvas, m, x, y, cells * cw, flags, line, fg);

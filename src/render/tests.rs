@@ -286,6 +286,31 @@ fn wide_characters_span_two_cells() {
 }
 
 #[test]
+fn colour_emoji_come_from_a_system_font_when_there_is_one() {
+    let sprite = glyphs::cache()
+        .get('\u{1F642}', fonts::Style::Regular, 2)
+        .clone();
+    if !matches!(sprite.pixels, glyphs::Pixels::Rgba(_)) {
+        eprintln!("no colour emoji font on this system: skipped");
+        return;
+    }
+    let img = shot(
+        &term(4, 1, "\u{1F642}"),
+        RenderOptions {
+            show_cursor: false,
+            ..Default::default()
+        },
+    );
+    let yellow = |p: &[u8; 3]| p[0] > 180 && p[1] > 120 && p[2] < 100;
+    assert!(
+        img.cell(0, 0)
+            .iter()
+            .chain(img.cell(0, 1).iter())
+            .any(yellow)
+    );
+}
+
+#[test]
 fn the_ring_circles_the_target_cell() {
     let t = term(20, 6, "");
     let ring = rgb(Theme::Dark.colors().ring);

@@ -10,8 +10,21 @@ use alacritty_terminal::vte::ansi::Rgb;
 
 use crate::error::{Error, Result};
 
-/// A colour theme for screenshots.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// A colour theme for screenshots. Serialises as its name (`"solarized-dark"`), so tool
+/// parameters can use it directly.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Theme {
     #[default]
     Dark,
@@ -164,6 +177,14 @@ mod tests {
             Theme::parse(" Solarized_Dark ").unwrap(),
             Theme::SolarizedDark
         );
+    }
+
+    #[test]
+    fn serde_uses_the_same_names() {
+        for (theme, name) in Theme::ALL.into_iter().zip(Theme::NAMES) {
+            assert_eq!(serde_json::to_value(theme).unwrap(), name);
+            assert_eq!(serde_json::from_value::<Theme>(name.into()).unwrap(), theme);
+        }
     }
 
     #[test]
