@@ -371,6 +371,23 @@ fn the_alternate_screen_renders() {
     );
 }
 
+#[test]
+fn a_scrolled_viewport_shows_the_scrollback() {
+    use alacritty_terminal::grid::Scroll;
+    let mut text = String::new();
+    for i in 0..20 {
+        text.push_str(&format!("\x1b[4{}m \x1b[0m{i}\r\n", 1 + i % 2));
+    }
+    let mut t = term(6, 4, &text);
+    let bottom = shot(&t, RenderOptions::default());
+    t.scroll_display(Scroll::Delta(3));
+    let scrolled = shot(&t, RenderOptions::default());
+    // Lines alternate red and green backgrounds; three lines up, the colour at row 0 flips.
+    let (a, b) = (bottom.centre(0, 0), scrolled.centre(0, 0));
+    assert_ne!(a, b);
+    assert!(a[0].max(a[1]) > 150 && b[0].max(b[1]) > 150, "{a:?} {b:?}");
+}
+
 /// Writes a sample screenshot for a person to look at: `cargo test render_sample -- --ignored`.
 #[test]
 #[ignore]
