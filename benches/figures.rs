@@ -3,6 +3,7 @@
 //! figure rather than timing anything in the tests.
 
 mod client;
+mod screenshot;
 mod startup;
 
 /// A section of the benchmark: runs and returns its rows.
@@ -18,7 +19,8 @@ pub struct Row {
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument runs only matching sections.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let sections: Vec<(&str, Section)> = vec![("startup", startup::run)];
+    let sections: Vec<(&str, Section)> =
+        vec![("startup", startup::run), ("screenshot", screenshot::run)];
     let mut rows = Vec::new();
     for (name, run) in sections {
         if filter.as_deref().is_some_and(|f| !name.contains(f)) {

@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod locks;
 pub mod platform;
 pub mod progress;
+pub mod render;
 pub mod session;
 pub mod sessions;
 pub mod system;
