@@ -12,14 +12,19 @@ use crate::error::{Error, Result};
 
 /// The directory holding spill files, created on first use.
 pub fn dir() -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(user_folder()).join("spill");
+    private_dir("spill")
+}
+
+/// `<temp>/termpilot-<user>/<name>`, created on first use, readable by this user only.
+pub fn private_dir(name: &str) -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(user_folder()).join(name);
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(&dir).map_err(|e| {
         Error::io(
-            format!("Could not create the spill directory {}", dir.display()),
+            format!("Could not create the directory {}", dir.display()),
             "Check that the temp directory is writable",
             e,
         )

@@ -142,6 +142,75 @@ pub fn process_cwd(pid: i32) -> Option<std::path::PathBuf> {
     std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
 }
 
+/// The terminal a process has as its standard input (e.g. `/dev/pts/3`).
+pub fn stdin_tty(pid: i32) -> Option<std::path::PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/fd/0"))
+        .ok()
+        .filter(|p| p.starts_with("/dev/pts") || p.starts_with("/dev/tty"))
+}
+
+/// Every process in process group `pgid`.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| {
+            stat_fields(pid)
+                .and_then(|f| f.get(2)?.parse::<i32>().ok())
+                .is_some_and(|g| g == pgid)
+        })
+        .collect()
+}
+
+/// System call numbers that mean "waiting to read input" (Linux).
+#[cfg(target_arch = "x86_64")]
+const READS: &[i64] = &[0, 17, 19, 295]; // read, pread64, readv, preadv
+#[cfg(target_arch = "x86_64")]
+const POLLS: &[i64] = &[7, 23, 232, 270, 271, 281, 441]; // poll, select, epoll_wait, pselect6, ppoll, epoll_pwait, epoll_pwait2
+#[cfg(target_arch = "aarch64")]
+const READS: &[i64] = &[63, 67, 65, 69]; // read, pread64, readv, preadv
+#[cfg(target_arch = "aarch64")]
+const POLLS: &[i64] = &[72, 73, 22, 441]; // pselect6, ppoll, epoll_pwait, epoll_pwait2
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const READS: &[i64] = &[];
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const POLLS: &[i64] = &[];
+
+/// True when some process of group `pgid` sleeps waiting for input from `tty`.
+///
+/// The rule (Linux): a member is asleep (`S`) in a read-family system call whose file
+/// descriptor is `tty`, or in a poll/select-family call while its standard input is `tty`
+/// (full-screen programs such as vim wait that way). `/proc/<pid>/syscall` names the call and
+/// its first argument. Costs a handful of small `/proc` reads; callers ask only after output
+/// has been quiet for a while.
+pub fn waiting_for_input(pgid: i32, tty: &std::path::Path) -> bool {
+    group_members(pgid).into_iter().any(|pid| {
+        if process_state(pid) != Some('S') {
+            return false;
+        }
+        let Ok(syscall) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
+            return false;
+        };
+        let mut fields = syscall.split_whitespace();
+        let Some(nr) = fields.next().and_then(|n| n.parse::<i64>().ok()) else {
+            return false;
+        };
+        let arg0 = fields
+            .next()
+            .and_then(|a| i64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
+        if READS.contains(&nr) {
+            let Some(fd) = arg0 else { return false };
+            std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|p| p == tty)
+        } else if POLLS.contains(&nr) {
+            stdin_tty(pid).is_some_and(|p| p == tty)
+        } else {
+            false
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

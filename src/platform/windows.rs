@@ -31,3 +31,13 @@ pub fn is_same_process(pid: i32, _start_time: Option<u64>) -> bool {
 pub fn foreground_group(_fd: i32) -> Option<i32> {
     None
 }
+
+/// Windows consoles have no such check; a waiting program is found by the timeout instead.
+pub fn waiting_for_input(_pgid: i32, _tty: &std::path::Path) -> bool {
+    false
+}
+
+/// Windows consoles have no tty path.
+pub fn stdin_tty(_pid: i32) -> Option<std::path::PathBuf> {
+    None
+}

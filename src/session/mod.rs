@@ -7,8 +7,11 @@
 //!   state); [`ops`]: reads and writes; [`wait`] and [`watch`]: event-driven waits;
 //!   [`transcript`]: what a stopped session leaves on disk.
 
+pub mod capture;
 pub mod echo;
 pub mod emulator;
+pub mod exec;
+pub mod integration;
 pub mod keys;
 pub mod log;
 pub mod ops;

@@ -28,7 +28,56 @@ pub struct OutputRead {
     pub dropped_bytes: u64,
 }
 
+/// A new session is ready once its prompt is drawn: at most this long is waited for it.
+pub const READY_MAX: Duration = Duration::from_secs(5);
+/// Without prompt marks, "drawn" means output that has been still this long.
+pub const READY_IDLE: Duration = Duration::from_millis(150);
+
 impl Session {
+    /// Waits until the shell's first prompt is drawn (its `B` mark when the shell has hooks,
+    /// else output followed by [`READY_IDLE`] of quiet), the program exits, or [`READY_MAX`].
+    pub async fn wait_ready(&self, cancel: &CancellationToken) {
+        let deadline = tokio::time::Instant::now() + READY_MAX;
+        let mut rx = self.subscribe();
+        loop {
+            rx.borrow_and_update();
+            let (prompted, printed, last_output, gone) = {
+                let s = self.state();
+                let prompted = s
+                    .marks
+                    .iter()
+                    .any(|m| m.kind == super::integration::MarkKind::CommandStart);
+                (
+                    prompted,
+                    s.log.end() > 0,
+                    s.last_output,
+                    s.exit.is_some() || s.eof,
+                )
+            };
+            if prompted || gone {
+                return;
+            }
+            let idle_at = tokio::time::Instant::from_std(last_output + READY_IDLE);
+            let settle_counts = printed && (!self.hooked || self.is_command());
+            if settle_counts && tokio::time::Instant::now() >= idle_at {
+                return;
+            }
+            let wake = if settle_counts {
+                idle_at.min(deadline)
+            } else {
+                deadline
+            };
+            tokio::select! {
+                _ = rx.changed() => {}
+                _ = tokio::time::sleep_until(wake) => {}
+                _ = cancel.cancelled() => return,
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return;
+            }
+        }
+    }
+
     /// Output between `from` and the end, rendered (or raw), cut to `max_lines` head + tail.
     pub fn output_since(&self, from: u64, max_lines: usize, raw: bool) -> OutputRead {
         let (start, bytes, end) = {

@@ -17,6 +17,7 @@ use tokio::sync::{oneshot, watch};
 
 use super::echo::EchoMask;
 use super::emulator::{Emulator, Size};
+use super::integration::{self, Mark, MarkKind, Mode, Scanner};
 use super::log::{DEFAULT_CAPACITY, OutputLog};
 use super::shell::Shell;
 use super::text::LineHistory;
@@ -64,6 +65,56 @@ pub struct State {
     pub eof: bool,
     /// When each `terminal_watch` trigger last matched, for its cooldown.
     pub cooldowns: std::collections::HashMap<String, Instant>,
+    /// Shell-integration marks seen lately (OSC 133 / OSC 7), oldest first.
+    pub marks: std::collections::VecDeque<Mark>,
+    /// How many marks were ever seen (the first kept is number `marks_seen - marks.len()`).
+    pub marks_seen: u64,
+    /// The working directory the shell last reported (OSC 7).
+    pub reported_cwd: Option<String>,
+    /// The whole output of the running `terminal_exec`, if one runs.
+    pub capture: Option<super::capture::Capture>,
+    scanner: Scanner,
+}
+
+/// Most marks kept.
+const MAX_MARKS: usize = 512;
+
+impl State {
+    /// Marks numbered from `seq` on (numbers count every mark ever seen).
+    pub fn marks_since(&self, seq: u64) -> impl Iterator<Item = &Mark> {
+        let first = self.marks_seen - self.marks.len() as u64;
+        self.marks.iter().skip(seq.saturating_sub(first) as usize)
+    }
+
+    /// True while the last output-start mark (`C`) has no end mark (`D`) after it.
+    pub fn command_running(&self) -> bool {
+        let last = self
+            .marks
+            .iter()
+            .rev()
+            .find(|m| matches!(m.kind, MarkKind::OutputStart | MarkKind::CommandEnd(_)));
+        matches!(last.map(|m| &m.kind), Some(MarkKind::OutputStart))
+    }
+
+    /// True once the shell has printed a prompt mark: its commands can be followed exactly.
+    pub fn integrated(&self) -> bool {
+        self.marks_seen > 0
+    }
+
+    fn record_marks(&mut self, chunk: &[u8], at: u64) {
+        let mut found = Vec::new();
+        self.scanner.feed(chunk, at, &mut found);
+        for mark in found {
+            if let MarkKind::Cwd(dir) = &mark.kind {
+                self.reported_cwd = Some(dir.clone());
+            }
+            self.marks.push_back(mark);
+            self.marks_seen += 1;
+            if self.marks.len() > MAX_MARKS {
+                self.marks.pop_front();
+            }
+        }
+    }
 }
 
 struct WriteJob {
@@ -77,6 +128,8 @@ pub struct Session {
     pub shape: Shape,
     pub pid: i32,
     pub started: Instant,
+    /// The shell was started with prompt hooks, so its first prompt brings marks.
+    pub hooked: bool,
     state: Arc<Mutex<State>>,
     input: std::sync::mpsc::Sender<WriteJob>,
     master: Mutex<Box<dyn MasterPty + Send>>,
@@ -100,9 +153,25 @@ impl Session {
             })
             .map_err(|e| Error::Other(format!("Could not open a pseudo-terminal ({e}); too many may be open, stop some sessions.")))?;
         let mut cmd = CommandBuilder::new(&shape.shell.program);
+        let mut integration_env = Vec::new();
+        let mut hooked = false;
         match &shape.command {
             Some(command) => cmd.args(shape.shell.command_args(command)),
-            None => cmd.args(shape.shell.interactive_args(shape.login)),
+            None => {
+                let ps1 = shape
+                    .env
+                    .iter()
+                    .find(|(k, _)| k == "PS1")
+                    .map(|(_, v)| v.as_str());
+                match integration::prepare(&shape.shell, shape.login, ps1)? {
+                    Some(launch) => {
+                        cmd.args(launch.args);
+                        integration_env = launch.env;
+                        hooked = true;
+                    }
+                    None => cmd.args(shape.shell.interactive_args(shape.login)),
+                }
+            }
         }
         cmd.cwd(&shape.cwd);
         for (k, v) in CHILD_ENV {
@@ -112,6 +181,10 @@ impl Session {
         cmd.env("COLORTERM", "truecolor");
         cmd.env("TERMPILOT_SESSION", &id);
         for (k, v) in &shape.env {
+            cmd.env(k, v);
+        }
+        // After the session's env: integration wraps the PS1 the caller asked for.
+        for (k, v) in &integration_env {
             cmd.env(k, v);
         }
         let mut child = pair.slave.spawn_command(cmd).map_err(|e| {
@@ -148,6 +221,11 @@ impl Session {
             exit: None,
             eof: false,
             cooldowns: Default::default(),
+            marks: Default::default(),
+            marks_seen: 0,
+            reported_cwd: None,
+            capture: None,
+            scanner: Scanner::default(),
         }));
         let (events, _) = watch::channel(0u64);
         let events = Arc::new(events);
@@ -187,6 +265,7 @@ impl Session {
             shape,
             pid,
             started: now,
+            hooked,
             state,
             input,
             master: Mutex::new(pair.master),
@@ -253,9 +332,21 @@ impl Session {
         platform::process_name(pg)
     }
 
-    /// The shell's working directory, as the OS reports it.
+    /// The shell's working directory: as the shell last reported it, else as the OS says.
     pub fn cwd(&self) -> PathBuf {
+        if let Some(dir) = self.state().reported_cwd.clone() {
+            return PathBuf::from(dir);
+        }
         platform::process_cwd(self.pid).unwrap_or_else(|| self.shape.cwd.clone())
+    }
+
+    /// How this session's commands are followed.
+    pub fn mode(&self) -> Mode {
+        if self.state().integrated() {
+            Mode::Osc133
+        } else {
+            Mode::ProcessGroup
+        }
     }
 
     /// Writes bytes to the program. `echo` is the text whose echo waits must not match.
@@ -387,6 +478,10 @@ fn reader_loop(
             s.log.push(chunk, started.elapsed());
             s.history.feed(chunk);
             s.echo.observe(chunk, start);
+            s.record_marks(chunk, start);
+            if let Some(capture) = &mut s.capture {
+                capture.push(chunk);
+            }
             s.last_output = Instant::now();
             s.emu.feed(chunk)
         };

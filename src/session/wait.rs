@@ -178,7 +178,10 @@ impl Session {
                             return done(Reason::Exit, None);
                         }
                     } else {
-                        let shell_owns = self.foreground_group().is_none_or(|pg| pg == self.pid);
+                        // With prompt marks, a command between `C` and `D` is still running
+                        // even when the shell itself owns the terminal (`read -p`).
+                        let shell_owns = self.foreground_group().is_none_or(|pg| pg == self.pid)
+                            && !self.state().command_running();
                         let settled_at = last_output.max(start) + SETTLE;
                         if shell_owns && Instant::now() >= settled_at {
                             return done(Reason::Exit, None);

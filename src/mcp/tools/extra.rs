@@ -36,25 +36,22 @@ mod tests {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExtraParams {
-    /// Return the full schemas of the extra tools.
     #[serde(default)]
     pub list: bool,
-    /// The extra tool to call.
     pub tool: Option<String>,
-    /// Its arguments.
     pub args: Option<JsonObject>,
 }
 
 /// The declaration of `terminal_extra`, naming the extras so an agent knows they exist.
 pub fn declaration(extras: &[&'static str]) -> Tool {
     let description = format!(
-        "More tools: {{list:true}} returns their schemas; {{tool, args}} calls one. Tools: {}.",
+        "More tools ({{list:true}}: schemas; {{tool, args}}: call one): {}.",
         compact_names(extras)
     );
     let mut output = JsonObject::new();
     output.insert("type".into(), "object".into());
     Tool::new(EXTRA, description, schema::input::<ExtraParams>())
-        .with_title("More terminal tools")
+        .with_title("More tools")
         .with_raw_output_schema(Arc::new(output))
         .with_annotations(
             ToolAnnotations::new()

@@ -1,6 +1,7 @@
 //! The native tools, one small file per group. [`all`] is the single list of declarations
 //! the registry is built from; add a tool by adding its `ToolDef` here.
 
+pub mod exec;
 pub mod extra;
 pub mod files;
 pub mod jobs;
@@ -20,6 +21,7 @@ pub fn all() -> Vec<ToolDef> {
     tools.extend(sessions::tools());
     tools.extend(terminal_io::tools());
     tools.extend(waits::tools());
+    tools.extend(exec::tools());
     tools.extend(run::tools());
     tools.extend(files::tools());
     tools.extend(jobs::tools());

@@ -23,8 +23,8 @@ pub fn tools() -> Vec<ToolDef> {
     vec![
         ToolDef::new(
             "terminal_run",
-            "Run a command",
-            "Run a program to completion (cmd + args, no shell; shell:true for pipes). Capped stdout/stderr (rest in a file), exit code, parsed git/which output.",
+            "Run a program",
+            "Run a program to completion (cmd + args; shell:true for pipes): exit code, capped stdout/stderr, parsed git output.",
             Hints::RUNS_COMMANDS,
             run,
         ),

@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -15,23 +14,18 @@ use super::session_call::lock;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
 
-/// How long `terminal_start` waits for the shell's first output to settle…
-const BANNER_IDLE: Duration = Duration::from_millis(150);
-/// …at most.
-const BANNER_MAX: Duration = Duration::from_secs(3);
-
 pub fn tools() -> Vec<ToolDef> {
     vec![
         ToolDef::new(
             "terminal_start",
             "Start a terminal",
-            "Open a persistent shell on a real terminal, or one program (`command`). Returns sessionId.",
+            "Open a shell on a real terminal (or one program: `command`); returns sessionId.",
             Hints::ADDITIVE,
             start,
         ),
         ToolDef::new(
             "terminal_list",
-            "List terminal sessions",
+            "List terminals",
             "List the open sessions.",
             Hints::READ_ONLY,
             list,
@@ -39,7 +33,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_stop",
             "Stop a terminal",
-            "End a session and its process tree; optional last lines and transcript file (.cast = asciicast).",
+            "End a session and its process tree; optional snapshot and transcript (.cast).",
             Hints::ENDS,
             stop,
         ),
@@ -130,9 +124,7 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         theme: p.theme.map(|t| t.name().to_string()),
     };
     let session = ctx.core.sessions.start(request)?;
-    session
-        .wait_idle(BANNER_IDLE, BANNER_MAX, &ctx.cancel)
-        .await;
+    session.wait_ready(&ctx.cancel).await;
     let banner = session.output_since(0, 50, false);
     session.state().read_cursor = banner.position;
     Ok(StartResult {
@@ -143,7 +135,7 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         cwd: session.shape.cwd.display().to_string(),
         pid: session.pid,
         banner: banner.output,
-        integration: "process-group".into(),
+        integration: session.mode().as_str().into(),
         cols: session.shape.size.cols,
         rows: session.shape.size.rows,
     })
@@ -197,7 +189,6 @@ pub struct StopParams {
     #[serde(default)]
     #[schemars(range(min = 0, max = 10000))]
     pub snapshot_lines: usize,
-    /// Absolute path.
     pub transcript_path: Option<PathBuf>,
 }
 
@@ -328,7 +319,7 @@ async fn reset(ctx: ToolCtx, p: ResetParams) -> Result<ResetResult, ToolError> {
     let (session, _guard) = lock(&ctx, &p.session_id).await?;
     if p.hard_reset {
         let fresh = ctx.core.sessions.restart(&session).await?;
-        fresh.wait_idle(BANNER_IDLE, BANNER_MAX, &ctx.cancel).await;
+        fresh.wait_ready(&ctx.cancel).await;
         let end = fresh.state().log.end();
         fresh.state().read_cursor = end;
         let screen = screen::plain_text(&fresh.state().emu);

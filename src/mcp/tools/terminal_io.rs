@@ -17,7 +17,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_write",
             "Type into a terminal",
-            "Type into a session (\\r = Enter). Returns the output once idle (returnOutput: new|none|screen).",
+            "Type into a session (\\r = Enter); returns the output once idle.",
             Hints::RUNS_COMMANDS,
             write,
         ),
@@ -31,7 +31,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_read",
             "Read a terminal",
-            "New output since `since` (default: the last read), once idle. view:screen = the screen as text, cursor ▌, highlights; page goes back.",
+            "New output since `since` (default: last read), once idle; view:screen = screen text with cursor ▌.",
             Hints::READ_ONLY,
             read,
         ),
@@ -45,7 +45,7 @@ pub fn tools() -> Vec<ToolDef> {
     ]
 }
 
-/// What a write or key press returns besides its position.
+// What a write or key press returns besides its position.
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum ReturnOutput {
@@ -113,7 +113,6 @@ const SCREEN_DEFAULT: ScreenOptions = ScreenOptions {
 pub struct WriteParams {
     pub session_id: String,
     pub data: String,
-    /// As one bracketed paste.
     #[serde(default)]
     pub paste: bool,
     #[serde(default)]

@@ -18,7 +18,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_wait",
             "Wait on a terminal",
-            "Wait for a regex (on stream or screen; your typed echo never matches), the command's end (until:exit, default without pattern) or quiet. Timeout is a normal result.",
+            "Wait for a regex (stream or screen; never your own echo), the command's end (until:exit) or quiet.",
             Hints::READ_ONLY,
             wait,
         ),

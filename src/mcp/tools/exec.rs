@@ -1,0 +1,335 @@
+//! Commands at a session's prompt: `terminal_exec`, and `terminal_retry` / `terminal_diff`
+//! built on it.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use termpilot::session::exec::{ExecOutcome, ExecRequest};
+use termpilot::session::integration::Mode;
+
+use super::session_call::lock;
+use super::waits::compile;
+use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
+use crate::mcp::reply::ToolError;
+
+pub fn tools() -> Vec<ToolDef> {
+    vec![
+        ToolDef::new(
+            "terminal_exec",
+            "Run a command",
+            "Run a command at a session's prompt; returns output, exitCode, cwd as it ends (or waitingForInput).",
+            Hints::RUNS_COMMANDS,
+            exec,
+        ),
+        ToolDef::new(
+            "terminal_retry",
+            "Retry a command",
+            "Run a command in a session until it succeeds (exit code, optional output regex) or retries run out, with fixed, linear or exponential backoff.",
+            Hints::RUNS_COMMANDS,
+            retry,
+        ),
+        ToolDef::new(
+            "terminal_diff",
+            "Diff two commands",
+            "Run two commands in a session and return a unified diff of their outputs.",
+            Hints::RUNS_COMMANDS,
+            diff,
+        ),
+    ]
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExecParams {
+    pub session_id: String,
+    pub command: String,
+    #[serde(default = "thirty_seconds")]
+    #[schemars(range(min = 1, max = 600000))]
+    pub timeout: u64,
+    #[serde(default = "two_hundred")]
+    #[schemars(range(min = 1, max = 100000))]
+    pub max_lines: usize,
+    #[schemars(range(min = 10, max = 600000))]
+    pub quiet_exit_ms: Option<u64>,
+    #[serde(default = "one")]
+    #[schemars(range(max = 1000000000))]
+    pub min_output_bytes: u64,
+}
+
+fn thirty_seconds() -> u64 {
+    30_000
+}
+fn two_hundred() -> usize {
+    200
+}
+fn one() -> u64 {
+    1
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecResult {
+    pub output: String,
+    /// null when the command has not ended, or the shell cannot report it.
+    pub exit_code: Option<i32>,
+    pub cwd: String,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quiet_exited: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting_for_input: Option<bool>,
+    /// The line the command is asking on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+    pub position: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+fn shape(o: ExecOutcome) -> ExecResult {
+    let hint = if o.timed_out {
+        Some("The command is still running: wait with terminal_wait (until:exit), read new output with terminal_read, or stop it with terminal_send_key Ctrl+C.".to_string())
+    } else if o.quiet_exited {
+        Some("Command is still running (its output went quiet): read more with terminal_read, or stop it with terminal_send_key Ctrl+C.".to_string())
+    } else if o.waiting_for_input.is_some() {
+        Some("The command is waiting for input: answer with terminal_write (e.g. data \"y\\r\"), then terminal_wait until:exit.".to_string())
+    } else if o.cancelled {
+        Some("The wait was cancelled; the command may still be running.".to_string())
+    } else if o.mode == Mode::ProcessGroup {
+        Some("This shell has no integration, so the exit status is unknown; run `echo $?` to see it.".to_string())
+    } else {
+        None
+    };
+    ExecResult {
+        output: o.output,
+        exit_code: o.exit_code,
+        cwd: o.cwd.display().to_string(),
+        timed_out: o.timed_out,
+        duration_ms: o.duration.as_millis() as u64,
+        quiet_exited: o.quiet_exited.then_some(true),
+        waiting_for_input: o.waiting_for_input.is_some().then_some(true),
+        prompt: o.waiting_for_input,
+        truncated: (o.omitted_lines > 0).then_some(true),
+        full_output_path: o.full_output_path.map(|p| p.display().to_string()),
+        position: o.position,
+        hint,
+    }
+}
+
+async fn run_one(
+    ctx: &ToolCtx,
+    session_id: &str,
+    req: &ExecRequest,
+) -> Result<ExecResult, ToolError> {
+    let (session, _guard) = lock(ctx, session_id).await?;
+    let outcome = session.exec(req, &ctx.cancel, &*ctx.progress).await?;
+    Ok(shape(outcome))
+}
+
+async fn exec(ctx: ToolCtx, p: ExecParams) -> Result<ExecResult, ToolError> {
+    let req = ExecRequest {
+        command: p.command,
+        timeout: Duration::from_millis(p.timeout),
+        max_lines: p.max_lines,
+        quiet_exit: p.quiet_exit_ms.map(Duration::from_millis),
+        min_output_bytes: p.min_output_bytes,
+    };
+    run_one(&ctx, &p.session_id, &req).await
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Backoff {
+    #[default]
+    Exponential,
+    Linear,
+    Fixed,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RetryParams {
+    pub session_id: String,
+    pub command: String,
+    /// Runs after the first.
+    #[serde(default = "three")]
+    #[schemars(range(max = 20))]
+    pub max_retries: u32,
+    #[serde(default)]
+    pub backoff: Backoff,
+    /// Base delay between attempts, ms.
+    #[serde(default = "one_second")]
+    #[schemars(range(max = 600000))]
+    pub delay_ms: u64,
+    /// Per attempt, ms.
+    #[serde(default = "thirty_seconds")]
+    #[schemars(range(min = 1, max = 600000))]
+    pub timeout: u64,
+    #[serde(default = "two_hundred")]
+    #[schemars(range(min = 1, max = 100000))]
+    pub max_lines: usize,
+    /// null = any exit code.
+    #[serde(default = "zero")]
+    pub success_exit_code: Option<i32>,
+    /// Regex the output must match.
+    pub success_pattern: Option<String>,
+}
+
+fn three() -> u32 {
+    3
+}
+fn one_second() -> u64 {
+    1000
+}
+fn zero() -> Option<i32> {
+    Some(0)
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Attempt {
+    pub attempt: u32,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    pub success: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryResult {
+    pub success: bool,
+    pub attempts: u32,
+    pub last_result: ExecResult,
+    pub history: Vec<Attempt>,
+}
+
+async fn retry(ctx: ToolCtx, p: RetryParams) -> Result<RetryResult, ToolError> {
+    let pattern = match &p.success_pattern {
+        Some(s) => Some(compile(s, "successPattern", false)?),
+        None => None,
+    };
+    let req = ExecRequest {
+        command: p.command.clone(),
+        timeout: Duration::from_millis(p.timeout),
+        max_lines: p.max_lines,
+        quiet_exit: None,
+        min_output_bytes: 1,
+    };
+    let mut history = Vec::new();
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let result = run_one(&ctx, &p.session_id, &req).await?;
+        let exit_ok = !result.timed_out
+            && result.waiting_for_input.is_none()
+            && p.success_exit_code
+                .is_none_or(|c| result.exit_code == Some(c));
+        let output_ok = pattern
+            .as_ref()
+            .is_none_or(|re| re.is_match(&result.output));
+        let success = exit_ok && output_ok;
+        history.push(Attempt {
+            attempt,
+            exit_code: result.exit_code,
+            timed_out: result.timed_out,
+            duration_ms: result.duration_ms,
+            success,
+        });
+        // A command left running or waiting cannot be run again on top of itself.
+        let stuck = result.timed_out || result.waiting_for_input.is_some();
+        if success || attempt > p.max_retries || stuck || ctx.cancel.is_cancelled() {
+            return Ok(RetryResult {
+                success,
+                attempts: attempt,
+                last_result: result,
+                history,
+            });
+        }
+        let factor = match p.backoff {
+            Backoff::Fixed => 1,
+            Backoff::Linear => attempt as u64,
+            Backoff::Exponential => 1u64 << (attempt - 1).min(20),
+        };
+        let delay = Duration::from_millis(p.delay_ms.saturating_mul(factor).min(600_000));
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = ctx.cancel.cancelled() => {}
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DiffParams {
+    pub session_id: String,
+    pub command_a: String,
+    pub command_b: String,
+    /// Per command, ms.
+    #[serde(default = "thirty_seconds")]
+    #[schemars(range(min = 1, max = 600000))]
+    pub timeout: u64,
+    #[serde(default = "two_hundred")]
+    #[schemars(range(min = 1, max = 100000))]
+    pub max_lines: usize,
+    #[serde(default = "three_lines")]
+    #[schemars(range(max = 100))]
+    pub context_lines: usize,
+}
+
+fn three_lines() -> usize {
+    3
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffResult {
+    pub result_a: ExecResult,
+    pub result_b: ExecResult,
+    pub diff: String,
+    pub identical: bool,
+}
+
+async fn diff(ctx: ToolCtx, p: DiffParams) -> Result<DiffResult, ToolError> {
+    let req = |command: &str| ExecRequest {
+        command: command.to_string(),
+        timeout: Duration::from_millis(p.timeout),
+        max_lines: p.max_lines,
+        quiet_exit: None,
+        min_output_bytes: 1,
+    };
+    let a = run_one(&ctx, &p.session_id, &req(&p.command_a)).await?;
+    if a.timed_out || a.waiting_for_input.is_some() {
+        return Err(ToolError::new(format!(
+            "commandA did not finish ({}); fix or interrupt it before diffing.",
+            if a.timed_out {
+                "timed out"
+            } else {
+                "it waits for input"
+            }
+        )));
+    }
+    let b = run_one(&ctx, &p.session_id, &req(&p.command_b)).await?;
+    let mut left = a.output.clone();
+    let mut right = b.output.clone();
+    left.push('\n');
+    right.push('\n');
+    let text_diff = similar::TextDiff::from_lines(&left, &right);
+    let diff = text_diff
+        .unified_diff()
+        .context_radius(p.context_lines)
+        .header(&p.command_a, &p.command_b)
+        .to_string();
+    Ok(DiffResult {
+        identical: a.output == b.output,
+        result_a: a,
+        result_b: b,
+        diff,
+    })
+}

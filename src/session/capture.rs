@@ -1,0 +1,95 @@
+//! The whole raw output of one `terminal_exec`, however long, while the 1 MiB log rolls on.
+//!
+//! While a command runs, the reader also appends every chunk here: in memory up to
+//! [`IN_MEMORY`], then in a spill file, so a command's full output can always be rendered
+//! and written to `fullOutputPath`. Nothing is lost and memory stays bounded.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+
+use crate::exec::spill;
+
+/// Bytes kept in memory before the capture moves to a file.
+pub const IN_MEMORY: usize = 8 << 20;
+
+#[derive(Debug)]
+pub struct Capture {
+    /// Absolute output position of the first captured byte.
+    pub start: u64,
+    memory: Vec<u8>,
+    file: Option<File>,
+    len: u64,
+}
+
+impl Capture {
+    pub fn new(start: u64) -> Self {
+        Capture {
+            start,
+            memory: Vec::new(),
+            file: None,
+            len: 0,
+        }
+    }
+
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.len += chunk.len() as u64;
+        if let Some(file) = &mut self.file {
+            if file.write_all(chunk).is_err() {
+                tracing::warn!("exec capture: writing the spill file failed");
+            }
+            return;
+        }
+        self.memory.extend_from_slice(chunk);
+        if self.memory.len() > IN_MEMORY
+            && let Ok((_, path)) = spill::create("exec-raw")
+            && let Ok(mut file) = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
+            && file.write_all(&self.memory).is_ok()
+        {
+            self.memory = Vec::new();
+            self.file = Some(file);
+        }
+    }
+
+    /// The captured bytes between two absolute positions (clamped).
+    pub fn range(&mut self, from: u64, to: u64) -> Vec<u8> {
+        let from = from.saturating_sub(self.start).min(self.len);
+        let to = to.saturating_sub(self.start).min(self.len).max(from);
+        match &mut self.file {
+            None => self.memory[from as usize..to as usize].to_vec(),
+            Some(file) => {
+                let mut out = vec![0; (to - from) as usize];
+                let ok = file.flush().is_ok()
+                    && file.seek(SeekFrom::Start(from)).is_ok()
+                    && file.read_exact(&mut out).is_ok();
+                let _ = file.seek(SeekFrom::End(0));
+                if !ok {
+                    out.clear();
+                }
+                out
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_in_memory_and_after_spilling() {
+        let mut c = Capture::new(100);
+        c.push(b"hello ");
+        c.push(b"world");
+        assert_eq!(c.range(106, 111), b"world");
+        assert_eq!(c.range(0, 103), b"hel");
+        let big = vec![b'x'; IN_MEMORY];
+        c.push(&big);
+        c.push(b"tail");
+        let end = 100 + 11 + IN_MEMORY as u64 + 4;
+        assert_eq!(c.range(end - 4, end), b"tail");
+        assert_eq!(c.range(100, 105), b"hello");
+    }
+}

@@ -1,0 +1,404 @@
+//! `terminal_exec`: type one command at the shell prompt and return exactly its output, exit
+//! status and the new working directory, the moment it ends.
+//!
+//! With shell integration ([`Mode::Osc133`]) the command has ended when the shell prints its
+//! `D` mark and the next prompt (`B`); the output is what lies between `C` and `D`, so no
+//! prompt, no echoed command line and no marker text reach the agent. Without it
+//! ([`Mode::ProcessGroup`]) the command has ended when the shell owns the terminal again and
+//! output has been still for [`SETTLE`]; the exit status is then unknown.
+//!
+//! While it runs, a command that stops to read the terminal (a `read -p` prompt, `input()`,
+//! a y/n question, vim) is reported as waiting for input instead of running into the timeout:
+//! see [`platform::waiting_for_input`] for the rule.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use alacritty_terminal::term::TermMode;
+use tokio_util::sync::CancellationToken;
+
+use super::capture::Capture;
+use super::integration::{MarkKind, Mode};
+use super::terminal::Session;
+use super::wait::{PROGRESS_EVERY, SETTLE};
+use super::{screen, text};
+use crate::error::{Error, Result};
+use crate::exec::spill;
+use crate::platform;
+use crate::progress::Progress;
+
+/// Output must be still this long before checking whether the command waits for input.
+pub const INPUT_QUIET: Duration = Duration::from_millis(250);
+
+/// What to run and how long to wait.
+#[derive(Debug, Clone)]
+pub struct ExecRequest {
+    pub command: String,
+    pub timeout: Duration,
+    pub max_lines: usize,
+    /// Return early once output has been quiet this long…
+    pub quiet_exit: Option<Duration>,
+    /// …after at least this many bytes of output.
+    pub min_output_bytes: u64,
+}
+
+/// What came of it.
+#[derive(Debug, Clone)]
+pub struct ExecOutcome {
+    pub output: String,
+    pub exit_code: Option<i32>,
+    pub cwd: PathBuf,
+    pub timed_out: bool,
+    pub duration: Duration,
+    pub quiet_exited: bool,
+    /// The prompt line, when the command stopped to read the terminal.
+    pub waiting_for_input: Option<String>,
+    pub cancelled: bool,
+    /// Lines cut from the middle of `output`.
+    pub omitted_lines: usize,
+    /// The whole output, when `output` was cut.
+    pub full_output_path: Option<PathBuf>,
+    /// Output position after the command's output.
+    pub position: u64,
+    pub mode: Mode,
+}
+
+/// How an exec wait ended.
+enum End {
+    /// The command ended; its output ends at `to`, with this status.
+    Done {
+        to: u64,
+        exit: Option<i32>,
+    },
+    Timeout,
+    Quiet,
+    WaitingForInput(String),
+    Cancelled,
+}
+
+impl Session {
+    /// Refuses with a clear error when the shell is not at its prompt.
+    fn check_at_prompt(&self) -> Result<()> {
+        if let Some(exit) = self.exit() {
+            return Err(Error::Other(format!(
+                "The shell of session {} has ended ({}); start a new session.",
+                self.id,
+                super::terminal::describe_exit(&exit)
+            )));
+        }
+        if self.is_command() {
+            return Err(Error::InvalidInput(format!(
+                "Session {} runs one program, not a shell; drive it with terminal_write and terminal_send_key.",
+                self.id
+            )));
+        }
+        if let Some(pg) = self.foreground_group()
+            && pg != self.pid
+        {
+            let name = platform::process_name(pg).unwrap_or_else(|| "a program".into());
+            return Err(Error::InvalidInput(format!(
+                "`{name}` is running in session {}, so there is no prompt to type a command at; drive it with terminal_write / terminal_send_key, or wait for it with terminal_wait.",
+                self.id
+            )));
+        }
+        if self.state().command_running() {
+            return Err(Error::InvalidInput(format!(
+                "A command is still running in session {}; wait for it with terminal_wait, answer it with terminal_write, or interrupt it with terminal_send_key Ctrl+C.",
+                self.id
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs one command at the prompt.
+    pub async fn exec(
+        &self,
+        req: &ExecRequest,
+        cancel: &CancellationToken,
+        progress: &dyn Progress,
+    ) -> Result<ExecOutcome> {
+        self.check_at_prompt()?;
+        let mode = self.mode();
+        let (seq0, pos0, bracketed, prompt_line) = {
+            let s = self.state();
+            let rows = screen::plain_rows(&s.emu);
+            let cursor_row = s.emu.term().grid().cursor.point.line.0.max(0) as usize;
+            (
+                s.marks_seen,
+                s.log.end(),
+                s.emu.mode().contains(TermMode::BRACKETED_PASTE),
+                rows.get(cursor_row).cloned().unwrap_or_default(),
+            )
+        };
+        let command = req.command.trim_end_matches(['\r', '\n']);
+        let multi_line = command.contains('\n');
+        let typed = if multi_line && bracketed {
+            format!(
+                "\x1b[200~{}\x1b[201~\r",
+                command.replace("\r\n", "\n").replace('\n', "\r")
+            )
+        } else {
+            format!("{}\r", command.replace("\r\n", "\r").replace('\n', "\r"))
+        };
+        // Without a paste, each line runs on its own: expect one end mark per line.
+        let ends_expected = if multi_line && !bracketed {
+            command.lines().count() as u64
+        } else {
+            1
+        };
+        let started = Instant::now();
+        self.state().capture = Some(Capture::new(pos0));
+        if let Err(e) = self.write(typed.into_bytes(), Some(command)).await {
+            self.state().capture = None;
+            return Err(e);
+        }
+        let end = self
+            .exec_wait(
+                req,
+                mode,
+                seq0,
+                pos0,
+                ends_expected,
+                started,
+                cancel,
+                progress,
+            )
+            .await;
+        let duration = started.elapsed();
+
+        let (bytes, exit_code, timed_out, quiet_exited, waiting, cancelled) = {
+            let mut s = self.state();
+            let mut capture = s.capture.take().unwrap_or_else(|| Capture::new(pos0));
+            let from = output_start(&s, &mut capture, mode, seq0, pos0);
+            let end_pos = s.log.end();
+            let (to, exit_code) = match &end {
+                End::Done { to, exit } => (*to, *exit),
+                _ => (end_pos, None),
+            };
+            (
+                capture.range(from, to),
+                exit_code,
+                matches!(end, End::Timeout),
+                matches!(end, End::Quiet),
+                match &end {
+                    End::WaitingForInput(p) => Some(p.clone()),
+                    _ => None,
+                },
+                matches!(end, End::Cancelled),
+            )
+        };
+        let mut lines = text::render(&bytes);
+        if mode == Mode::ProcessGroup && matches!(end, End::Done { .. }) {
+            // The shell's next prompt is not output.
+            if lines
+                .last()
+                .is_some_and(|l| l.trim_end() == prompt_line.trim_end())
+            {
+                lines.pop();
+            }
+        }
+        let total = lines.len();
+        let mut full_output_path = None;
+        let (lines, omitted_lines) = if total > req.max_lines {
+            let (mut file, path) = spill::create("exec")?;
+            use std::io::Write;
+            let _ = file.write_all(lines.join("\n").as_bytes());
+            let _ = file.write_all(b"\n");
+            let hint = format!(" (all {total} lines are in {})", path.display());
+            full_output_path = Some(path);
+            text::head_tail(lines, req.max_lines, &hint)
+        } else {
+            (lines, 0)
+        };
+        let position = self.state().log.end();
+        self.state().read_cursor = position;
+        Ok(ExecOutcome {
+            output: lines.join("\n"),
+            exit_code,
+            cwd: self.cwd(),
+            timed_out,
+            duration,
+            quiet_exited,
+            waiting_for_input: waiting,
+            cancelled,
+            omitted_lines,
+            full_output_path,
+            position,
+            mode,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn exec_wait(
+        &self,
+        req: &ExecRequest,
+        mode: Mode,
+        seq0: u64,
+        pos0: u64,
+        ends_expected: u64,
+        started: Instant,
+        cancel: &CancellationToken,
+        progress: &dyn Progress,
+    ) -> End {
+        let deadline = started + req.timeout;
+        let mut rx = self.subscribe();
+        let mut next_progress = started + PROGRESS_EVERY;
+        let mut last_input_check = started;
+        let tty = platform::stdin_tty(self.pid);
+        loop {
+            rx.borrow_and_update();
+            let now = Instant::now();
+            let (last_output, output_bytes, finished, gone) = {
+                let s = self.state();
+                let finished = match mode {
+                    Mode::Osc133 => finished_by_marks(&s, seq0, ends_expected),
+                    Mode::ProcessGroup => None,
+                };
+                (
+                    s.last_output,
+                    s.log.end().saturating_sub(pos0),
+                    finished,
+                    s.exit.is_some() || s.eof,
+                )
+            };
+            if let Some(done) = finished {
+                return done;
+            }
+            let mut wake = deadline.min(next_progress);
+            if mode == Mode::ProcessGroup {
+                let echoed = self.state().log.since(pos0).1.contains(&b'\n');
+                let shell_owns = self.foreground_group().is_none_or(|pg| pg == self.pid);
+                let settled_at = last_output.max(started) + SETTLE;
+                if echoed && shell_owns {
+                    if now >= settled_at {
+                        return End::Done {
+                            to: self.state().log.end(),
+                            exit: None,
+                        };
+                    }
+                    wake = wake.min(settled_at);
+                } else {
+                    wake = wake.min(now + super::wait::FOREGROUND_RECHECK);
+                }
+            }
+            if gone {
+                return End::Done {
+                    to: self.state().log.end(),
+                    exit: None,
+                };
+            }
+            let quiet_since = last_output.max(started);
+            if let Some(quiet) = req.quiet_exit
+                && output_bytes >= req.min_output_bytes
+            {
+                if now >= quiet_since + quiet {
+                    return End::Quiet;
+                }
+                wake = wake.min(quiet_since + quiet);
+            }
+            // Stopped to read the terminal? Look only once output has been still a while.
+            let input_at = quiet_since.max(last_input_check) + INPUT_QUIET;
+            if now >= input_at {
+                last_input_check = now;
+                let group = self.foreground_group().unwrap_or(self.pid);
+                if let Some(tty) = &tty
+                    && platform::waiting_for_input(group, tty)
+                    && (group != self.pid || self.command_open(seq0))
+                {
+                    return End::WaitingForInput(self.cursor_line());
+                }
+                wake = wake.min(now + INPUT_QUIET);
+            } else {
+                wake = wake.min(input_at);
+            }
+            if now >= deadline {
+                return End::Timeout;
+            }
+            if now >= next_progress {
+                let last = self.state().history.lines().pop().unwrap_or_default();
+                progress.report(started.elapsed(), &last);
+                next_progress = now + PROGRESS_EVERY;
+                wake = wake.min(next_progress);
+            }
+            tokio::select! {
+                _ = rx.changed() => {}
+                _ = tokio::time::sleep_until(tokio::time::Instant::from_std(wake)) => {}
+                _ = cancel.cancelled() => return End::Cancelled,
+            }
+        }
+    }
+
+    /// True while the shell is running a command it started after mark `seq0`.
+    fn command_open(&self, seq0: u64) -> bool {
+        let s = self.state();
+        let mut open = false;
+        for m in s.marks_since(seq0) {
+            match m.kind {
+                MarkKind::OutputStart => open = true,
+                MarkKind::CommandEnd(_) => open = false,
+                _ => {}
+            }
+        }
+        // Shells without a `C` mark (dash) give no sign of a start: a read by the shell
+        // itself before any end mark is the command's.
+        open || !s
+            .marks_since(seq0)
+            .any(|m| matches!(m.kind, MarkKind::CommandEnd(_)))
+    }
+
+    /// The screen line the cursor is on: a waiting program's prompt.
+    fn cursor_line(&self) -> String {
+        let s = self.state();
+        let rows = screen::plain_rows(&s.emu);
+        let row = s.emu.term().grid().cursor.point.line.0.max(0) as usize;
+        rows.get(row).cloned().unwrap_or_default()
+    }
+}
+
+/// With marks: the command has ended once the expected number of `D` marks arrived and the
+/// next prompt's `B` followed the last one.
+fn finished_by_marks(s: &super::terminal::State, seq0: u64, ends_expected: u64) -> Option<End> {
+    let mut ends = 0;
+    let mut last_end: Option<(u64, Option<i32>)> = None;
+    let mut prompt_after_end = false;
+    for m in s.marks_since(seq0) {
+        match m.kind {
+            MarkKind::CommandEnd(code) => {
+                ends += 1;
+                last_end = Some((m.start, code));
+                prompt_after_end = false;
+            }
+            MarkKind::CommandStart if last_end.is_some() => prompt_after_end = true,
+            _ => {}
+        }
+    }
+    match last_end {
+        Some((to, exit)) if ends >= ends_expected && prompt_after_end => {
+            Some(End::Done { to, exit })
+        }
+        _ => None,
+    }
+}
+
+/// Where the command's output begins: after its `C` mark, else after the echoed line.
+fn output_start(
+    s: &super::terminal::State,
+    capture: &mut Capture,
+    mode: Mode,
+    seq0: u64,
+    pos0: u64,
+) -> u64 {
+    if mode == Mode::Osc133
+        && let Some(c) = s
+            .marks_since(seq0)
+            .find(|m| matches!(m.kind, MarkKind::OutputStart))
+    {
+        return c.end;
+    }
+    // The echoed command line ends with the first newline (looked for in the first 64 KiB).
+    let head = capture.range(pos0, pos0 + 64 * 1024);
+    match head.iter().position(|&b| b == b'\n') {
+        Some(i) => pos0 + i as u64 + 1,
+        None => pos0 + head.len() as u64,
+    }
+}

@@ -1,0 +1,184 @@
+//! Shell integration: how a session learns exactly when a command starts and ends, its exit
+//! status and the new working directory — without typing anything into the command line.
+//!
+//! Shells are started with prompt hooks that print OSC 133 marks (`A` prompt start, `B`
+//! command line start, `C` output start, `D;<status>` command end) and OSC 7 (the cwd). They
+//! are invisible: the emulator ignores them and the text renderer drops them. The user's own
+//! startup files are still read:
+//! - bash: `--rcfile` pointing at ours, which sources the usual files first;
+//! - zsh: `ZDOTDIR` pointing at ours, whose files source the user's;
+//! - fish: `--init-command` after the user's configuration;
+//! - PowerShell: a prompt function dot-sourced at start (written, not testable here);
+//! - dash (and bash started as `sh`): `PS1` itself carries `D`, OSC 7, `A` and `B`, since
+//!   those shells expand `$?` and `$PWD` in prompts (there is no `C`: output starts after the
+//!   echoed command line).
+//!
+//! Other shells get nothing and are followed through the foreground process group instead.
+//! [`Scanner`] finds the marks in the byte stream.
+
+mod scanner;
+
+pub use scanner::{Mark, MarkKind, Scanner};
+
+use std::path::Path;
+
+use super::shell::{Shell, ShellKind};
+use crate::error::Result;
+use crate::exec::spill;
+
+const BASH: &str = include_str!("bash.sh");
+const ZSHENV: &str = include_str!("zshenv.zsh");
+const ZPROFILE: &str = include_str!("zprofile.zsh");
+const ZSHRC: &str = include_str!("zshrc.zsh");
+const ZLOGIN: &str = include_str!("zlogin.zsh");
+const FISH: &str = include_str!("fish.fish");
+const POWERSHELL: &str = include_str!("powershell.ps1");
+
+/// How a session's commands are followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// OSC 133 marks from the shell's prompt hooks.
+    Osc133,
+    /// The terminal's foreground process group, plus a short settle.
+    ProcessGroup,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Osc133 => "osc133",
+            Mode::ProcessGroup => "process-group",
+        }
+    }
+}
+
+/// What to add to an interactive shell's start so it prints the marks.
+#[derive(Debug, Default)]
+pub struct Launch {
+    /// Replaces the shell's usual interactive arguments.
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+/// Prepares `shell` for integration; `None` when this shell gets none. `ps1` is the prompt the
+/// caller asked for (the session's `PS1`), kept inside the marks.
+pub fn prepare(shell: &Shell, login: bool, ps1: Option<&str>) -> Result<Option<Launch>> {
+    let mut launch = Launch::default();
+    if let Some(ps1) = ps1 {
+        launch.env.push(("__TP_PS1".into(), ps1.into()));
+    }
+    match shell.kind {
+        ShellKind::Bash => {
+            let rc = write("bash.sh", BASH)?;
+            if login {
+                launch.env.push(("__TP_LOGIN".into(), "1".into()));
+            }
+            launch.args = vec!["--rcfile".into(), path_arg(&rc), "-i".into()];
+        }
+        ShellKind::Zsh => {
+            let dir = spill::private_dir("shell-integration/zsh")?;
+            for (name, body) in [
+                (".zshenv", ZSHENV),
+                (".zprofile", ZPROFILE),
+                (".zshrc", ZSHRC),
+                (".zlogin", ZLOGIN),
+            ] {
+                write_in(&dir, name, body)?;
+            }
+            let user = std::env::var("ZDOTDIR")
+                .ok()
+                .filter(|d| !d.is_empty())
+                .or_else(|| std::env::var("HOME").ok())
+                .unwrap_or_default();
+            launch.env.push(("__TP_USER_ZDOTDIR".into(), user));
+            launch.env.push(("ZDOTDIR".into(), path_arg(&dir)));
+            launch.args = if login {
+                vec!["-l".into()]
+            } else {
+                vec!["-i".into()]
+            };
+        }
+        ShellKind::Fish => {
+            let script = write("termpilot.fish", FISH)?;
+            launch.args = vec![
+                "--init-command".into(),
+                format!("source '{}'", path_arg(&script)),
+            ];
+            if login {
+                launch.args.push("-l".into());
+            }
+        }
+        ShellKind::PowerShell => {
+            let script = write("termpilot.ps1", POWERSHELL)?;
+            launch.args = vec![
+                "-NoLogo".into(),
+                "-NoProfile".into(),
+                "-NoExit".into(),
+                "-Command".into(),
+                format!(". '{}'", path_arg(&script)),
+            ];
+        }
+        ShellKind::Sh if expands_prompt(&shell.program) => {
+            launch.env.retain(|(k, _)| k != "__TP_PS1");
+            launch.env.push(("PS1".into(), sh_prompt(ps1)));
+            if login {
+                launch.args = vec!["-l".into()];
+            }
+        }
+        _ => return Ok(None),
+    }
+    Ok(Some(launch))
+}
+
+/// dash and bash (run as `sh`) expand `$?` and `$PWD` in `PS1`; other `sh`s may not.
+fn expands_prompt(program: &Path) -> bool {
+    let real = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf());
+    matches!(
+        real.file_name().and_then(|n| n.to_str()),
+        Some("dash") | Some("bash")
+    )
+}
+
+/// A `PS1` for dash that prints the marks around the prompt itself.
+fn sh_prompt(ps1: Option<&str>) -> String {
+    let shown = ps1.map(String::from).unwrap_or_else(|| {
+        // SAFETY: geteuid has no preconditions.
+        #[cfg(unix)]
+        let root = unsafe { libc::geteuid() } == 0;
+        #[cfg(not(unix))]
+        let root = false;
+        if root { "# " } else { "$ " }.to_string()
+    });
+    format!("\x1b]133;D;$?\x07\x1b]7;file://localhost$PWD\x07\x1b]133;A\x07{shown}\x1b]133;B\x07")
+}
+
+fn write(name: &str, body: &str) -> Result<std::path::PathBuf> {
+    let dir = spill::private_dir("shell-integration")?;
+    write_in(&dir, name, body)
+}
+
+/// Writes a script once (atomically, so concurrent servers never see half a file).
+fn write_in(dir: &Path, name: &str, body: &str) -> Result<std::path::PathBuf> {
+    let path = dir.join(name);
+    if std::fs::read_to_string(&path).ok().as_deref() == Some(body) {
+        return Ok(path);
+    }
+    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+    std::fs::write(&tmp, body)
+        .and_then(|_| std::fs::rename(&tmp, &path))
+        .map_err(|e| {
+            crate::error::Error::io(
+                format!(
+                    "Could not write the shell integration script {}",
+                    path.display()
+                ),
+                "check that the temp directory is writable",
+                e,
+            )
+        })?;
+    Ok(path)
+}
+
+fn path_arg(path: &Path) -> String {
+    path.display().to_string()
+}

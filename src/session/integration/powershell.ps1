@@ -1,0 +1,12 @@
+# termpilot shell integration for PowerShell: OSC 133 prompt marks and OSC 7 (cwd).
+# Dot-sourced at start-up (-NoLogo -NoProfile -NoExit -Command ". '<this file>'").
+$global:__tp_user_prompt = $function:prompt
+function global:prompt {
+    $ok = $?
+    $ec = if ($ok) { 0 } elseif ($global:LASTEXITCODE) { $global:LASTEXITCODE } else { 1 }
+    $e = [char]27
+    $b = [char]7
+    $cwd = $PWD.ProviderPath -replace '\\', '/'
+    $inner = & $global:__tp_user_prompt
+    "$e]133;D;$ec$b$e]7;file://$env:COMPUTERNAME/$cwd$b$e]133;A$b$inner$e]133;B$b"
+}

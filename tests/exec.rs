@@ -1,0 +1,359 @@
+//! terminal_exec end to end: exact output, exit codes and cwd through shell integration in
+//! bash, zsh, fish and dash, the process-group fallback, waiting for input, cancellation,
+//! retry and diff.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Server, start};
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
+use rmcp::service::PeerRequestOptions;
+use serde_json::{Value, json};
+
+fn has(program: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Starts a session of `shell` with a plain prompt; returns (id, integration).
+async fn session(server: &Server, shell: &str) -> (String, String) {
+    let started = server
+        .ok(
+            "terminal_start",
+            json!({"shell": shell, "env": {"PS1": "$ "}}),
+        )
+        .await;
+    (
+        started["sessionId"].as_str().unwrap().to_string(),
+        started["integration"].as_str().unwrap().to_string(),
+    )
+}
+
+async fn exec(server: &Server, id: &str, command: &str) -> Value {
+    server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": command, "timeout": 20000}),
+        )
+        .await
+}
+
+/// The behaviours every integrated shell must show.
+async fn exact_output_codes_and_cwd(server: &Server, id: &str) {
+    let r = exec(server, id, "echo hi").await;
+    assert_eq!(r["output"], "hi", "{r}");
+    assert_eq!(r["exitCode"], 0);
+    assert_eq!(r["timedOut"], false);
+    assert_eq!(exec(server, id, "false").await["exitCode"], 1);
+    assert_eq!(exec(server, id, "sh -c 'exit 42'").await["exitCode"], 42);
+    let r = exec(server, id, "cd /tmp").await;
+    assert_eq!(r["cwd"], "/tmp", "{r}");
+    let r = exec(server, id, "pwd").await;
+    assert_eq!(r["output"], "/tmp");
+    assert_eq!(r["cwd"], "/tmp");
+}
+
+#[tokio::test]
+async fn bash_reports_output_exit_codes_and_cwd_exactly() {
+    let server = start().await;
+    let (id, integration) = session(&server, "bash").await;
+    assert_eq!(integration, "osc133");
+    exact_output_codes_and_cwd(&server, &id).await;
+    let r = exec(&server, &id, "(exit 42)").await;
+    assert_eq!(r["exitCode"], 42);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn zsh_reports_output_exit_codes_and_cwd_exactly() {
+    if !has("zsh") {
+        eprintln!("skipped: zsh is not installed");
+        return;
+    }
+    let server = start().await;
+    let (id, integration) = session(&server, "zsh").await;
+    assert_eq!(integration, "osc133");
+    exact_output_codes_and_cwd(&server, &id).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn fish_reports_output_exit_codes_and_cwd_exactly() {
+    if !has("fish") {
+        eprintln!("skipped: fish is not installed");
+        return;
+    }
+    let server = start().await;
+    let (id, integration) = session(&server, "fish").await;
+    assert_eq!(integration, "osc133");
+    exact_output_codes_and_cwd(&server, &id).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn dash_reports_exit_codes_through_its_prompt() {
+    let server = start().await;
+    let (id, integration) = session(&server, "/bin/sh").await;
+    assert_eq!(integration, "osc133");
+    exact_output_codes_and_cwd(&server, &id).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_shell_without_hooks_falls_back_to_the_process_group() {
+    // dash under another name gets no integration.
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plainsh");
+    std::os::unix::fs::symlink("/bin/dash", &plain).unwrap();
+    let server = start().await;
+    let (id, integration) = session(&server, plain.to_str().unwrap()).await;
+    assert_eq!(integration, "process-group");
+    let r = exec(&server, &id, "echo hi").await;
+    assert_eq!(r["output"], "hi", "{r}");
+    assert_eq!(r["exitCode"], Value::Null);
+    assert!(r["hint"].as_str().unwrap().contains("echo $?"));
+    let r = exec(&server, &id, "sleep 0.3; echo slept").await;
+    assert_eq!(r["output"], "slept", "{r}");
+    let r = exec(&server, &id, "cd /tmp && pwd").await;
+    assert_eq!(r["output"], "/tmp");
+    assert_eq!(r["cwd"], "/tmp");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn colours_and_progress_bars_come_back_as_final_lines() {
+    let server = start().await;
+    let (id, _) = session(&server, "bash").await;
+    let r = exec(
+        &server,
+        &id,
+        r"printf '\033[31mred\033[0m plain\n'; printf 'get 10%%\rget 50%%\rget 100%%\n'",
+    )
+    .await;
+    assert_eq!(r["output"], "red plain\nget 100%", "{r}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn long_output_keeps_head_and_tail_and_the_file_holds_everything() {
+    let server = start().await;
+    let (id, _) = session(&server, "bash").await;
+    let r = exec(&server, &id, "seq 1 200000").await;
+    assert_eq!(r["truncated"], true);
+    assert_eq!(r["exitCode"], 0);
+    let output = r["output"].as_str().unwrap();
+    assert!(
+        output.starts_with("1\n2\n") && output.ends_with("199999\n200000"),
+        "{output:.200}"
+    );
+    assert!(output.lines().count() <= 201);
+    let path = r["fullOutputPath"].as_str().unwrap();
+    let full = std::fs::read_to_string(path).unwrap();
+    assert_eq!(full.lines().count(), 200000);
+    assert_eq!(full.lines().last(), Some("200000"));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn sleep_two_returns_when_it_ends() {
+    let server = start().await;
+    let (id, _) = session(&server, "bash").await;
+    let r = exec(&server, &id, "sleep 2").await;
+    let ms = r["durationMs"].as_u64().unwrap();
+    assert!((2000..2500).contains(&ms), "sleep 2 took {ms} ms");
+    assert_eq!(r["exitCode"], 0);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_prompt_for_input_is_reported_and_can_be_answered() {
+    let server = start().await;
+    let (id, _) = session(&server, "bash").await;
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "read -p 'Continue? ' answer", "timeout": 30000}),
+        )
+        .await;
+    assert_eq!(r["waitingForInput"], true, "{r}");
+    assert!(r["prompt"].as_str().unwrap().contains("Continue?"), "{r}");
+    assert!(r["durationMs"].as_u64().unwrap() < 5000, "{r}");
+    // A second exec would type into the question: refused.
+    let e = server
+        .err(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo no"}),
+        )
+        .await;
+    assert!(e.contains("still running"), "{e}");
+    server
+        .ok("terminal_write", json!({"sessionId": id, "data": "yes\r"}))
+        .await;
+    let done = server
+        .ok("terminal_wait", json!({"sessionId": id, "until": "exit"}))
+        .await;
+    assert_eq!(done["reason"], "exit");
+    assert_eq!(exec(&server, &id, "echo $answer").await["output"], "yes");
+    // A program reading the terminal (not the shell itself) is found the same way.
+    if has("python3") {
+        let r = server
+            .ok(
+                "terminal_exec",
+                json!({"sessionId": id, "command": "python3 -c 'print(input(\"name? \"))'"}),
+            )
+            .await;
+        assert_eq!(r["waitingForInput"], true, "{r}");
+        assert!(r["prompt"].as_str().unwrap().contains("name?"));
+        server
+            .ok("terminal_write", json!({"sessionId": id, "data": "Ada\r"}))
+            .await;
+        server
+            .ok("terminal_wait", json!({"sessionId": id, "until": "exit"}))
+            .await;
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn multi_line_commands_heredocs_and_marker_lookalikes() {
+    let server = start().await;
+    let (id, _) = session(&server, "bash").await;
+    let r = exec(&server, &id, "echo one\necho two").await;
+    assert_eq!(r["output"], "one\ntwo", "{r}");
+    let r = exec(&server, &id, "cat <<'EOF'\nalpha\n  beta\nEOF").await;
+    assert_eq!(r["output"], "alpha\n  beta", "{r}");
+    let r = exec(&server, &id, r"echo ']133;D;0 __TP_DONE__ \e[31m'").await;
+    assert_eq!(r["output"], r"]133;D;0 __TP_DONE__ \e[31m", "{r}");
+    assert_eq!(r["exitCode"], 0);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn exec_is_refused_while_a_full_screen_program_runs() {
+    if !has("vim") {
+        eprintln!("skipped: vim is not installed");
+        return;
+    }
+    let server = start().await;
+    let (id, _) = session(&server, "bash").await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "vim -u NONE -N\r", "returnOutput": "none"}),
+        )
+        .await;
+    server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "VIM - Vi IMproved", "on": "screen"}),
+        )
+        .await;
+    let e = server
+        .err("terminal_exec", json!({"sessionId": id, "command": "ls"}))
+        .await;
+    assert!(e.contains("vim") && e.contains("terminal_write"), "{e}");
+    server
+        .ok("terminal_write", json!({"sessionId": id, "data": ":q!\r"}))
+        .await;
+    server
+        .ok("terminal_wait", json!({"sessionId": id, "until": "exit"}))
+        .await;
+    assert_eq!(exec(&server, &id, "echo back").await["output"], "back");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn cancellation_ends_a_long_wait() {
+    let server = start().await;
+    let (id, _) = session(&server, "bash").await;
+    let params = CallToolRequestParams::new("terminal_exec").with_arguments(
+        json!({"sessionId": id, "command": "sleep 30", "timeout": 60000})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = server
+        .client
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    // Wait until the command runs (the session reports it busy), then cancel.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let listed = server.ok("terminal_list", json!({})).await;
+        if listed["sessions"][0]["busy"] == true {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "sleep never started"
+        );
+        tokio::task::yield_now().await;
+    }
+    handle.cancel(Some("test".into())).await.unwrap();
+    // The session is free again at once: this call would wait behind the exec otherwise.
+    let started = std::time::Instant::now();
+    server
+        .ok(
+            "terminal_send_key",
+            json!({"sessionId": id, "key": "Ctrl+C"}),
+        )
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    server
+        .ok("terminal_wait", json!({"sessionId": id, "until": "exit"}))
+        .await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn retry_until_success_and_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let counter = dir.path().join("n");
+    let server = start().await;
+    let (id, _) = session(&server, "bash").await;
+    let command = format!(
+        "n=$(cat {c} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {c}; echo attempt $n; [ $n -ge 3 ]",
+        c = counter.display()
+    );
+    let r = server
+        .extra(
+            "terminal_retry",
+            json!({"sessionId": id, "command": command, "backoff": "linear", "delayMs": 10}),
+        )
+        .await;
+    assert_eq!(r["success"], true, "{r}");
+    assert_eq!(r["attempts"], 3);
+    assert_eq!(r["lastResult"]["output"], "attempt 3");
+    assert_eq!(r["history"].as_array().unwrap().len(), 3);
+    assert_eq!(r["history"][0]["exitCode"], 1);
+    let r = server
+        .extra("terminal_retry", json!({"sessionId": id, "command": "echo nope", "maxRetries": 1, "delayMs": 1, "backoff": "fixed", "successPattern": "^yes$"}))
+        .await;
+    assert_eq!(r["success"], false);
+    assert_eq!(r["attempts"], 2);
+
+    let d = server
+        .extra("terminal_diff", json!({"sessionId": id, "commandA": "printf 'a\\nb\\nc\\n'", "commandB": "printf 'a\\nB\\nc\\n'"}))
+        .await;
+    assert_eq!(d["identical"], false);
+    let diff = d["diff"].as_str().unwrap();
+    assert!(
+        diff.contains("-b\n") && diff.contains("+B\n") && diff.contains("--- printf"),
+        "{diff}"
+    );
+    let d = server
+        .extra(
+            "terminal_diff",
+            json!({"sessionId": id, "commandA": "echo same", "commandB": "echo same"}),
+        )
+        .await;
+    assert_eq!(d["identical"], true);
+    server.stop().await;
+}
