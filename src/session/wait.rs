@@ -23,7 +23,7 @@ pub const FOREGROUND_RECHECK: Duration = Duration::from_millis(250);
 /// The shell must own the terminal and the output be still this long for "command ended".
 pub const SETTLE: Duration = Duration::from_millis(50);
 /// How often a long wait reports progress.
-pub const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
 /// Where a pattern is looked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
