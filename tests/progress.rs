@@ -84,17 +84,32 @@ async fn long_calls_report_progress_when_asked() {
         "{message}"
     );
 
-    recorder.0.lock().unwrap().clear();
-    call(
-        &client,
-        "terminal_exec",
-        json!({"sessionId": id, "command": "sleep 2.5"}),
-        None,
-    )
-    .await;
-    assert!(
-        recorder.0.lock().unwrap().is_empty(),
-        "no token, no progress"
-    );
     client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn no_progress_without_a_token() {
+    // rmcp's client always sends a token, so this speaks raw JSON-RPC.
+    let mut raw = common::RawClient::start(&[]);
+    raw.initialize("2025-11-25").await;
+    let started = raw
+        .request(
+            1,
+            "tools/call",
+            json!({"name": "terminal_start", "arguments": {"shell": "bash"}}),
+        )
+        .await;
+    let id = started["result"]["structuredContent"]["sessionId"].clone();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "terminal_exec", "arguments": {"sessionId": id, "command": "sleep 2.5"}}});
+    raw.send(&call.to_string()).await;
+    loop {
+        let line = raw.recv().await;
+        assert_ne!(line["method"], "notifications/progress", "{line}");
+        if line["id"] == 2 {
+            assert_eq!(line["result"]["structuredContent"]["exitCode"], 0, "{line}");
+            break;
+        }
+    }
+    raw.close().await;
 }
