@@ -6,18 +6,11 @@ mod common;
 
 use std::time::Duration;
 
+use common::procs::has;
 use common::{Server, start};
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
-
-fn has(program: &str) -> bool {
-    std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
 
 /// Starts a session of `shell` with a plain prompt; returns (id, integration).
 async fn session(server: &Server, shell: &str) -> (String, String) {

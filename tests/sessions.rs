@@ -2,8 +2,7 @@
 
 mod common;
 
-use std::time::Duration;
-
+use common::procs::{all_gone, descendants, has, my_descendants_named};
 use common::{Era, Server, start, start_with};
 use serde_json::{Value, json};
 
@@ -46,66 +45,6 @@ async fn screen(server: &Server, id: &str) -> String {
         )
         .await;
     read["text"].as_str().unwrap().to_string()
-}
-
-fn has(program: &str) -> bool {
-    std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
-/// Pids of every descendant of `root`, from /proc.
-fn descendants(root: i64) -> Vec<i64> {
-    let mut parents = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i64>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some(after) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
-            continue;
-        };
-        let ppid: i64 = after
-            .split(' ')
-            .nth(1)
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
-        parents.push((pid, ppid));
-    }
-    let mut found = vec![];
-    let mut frontier = vec![root];
-    while let Some(p) = frontier.pop() {
-        for &(pid, ppid) in &parents {
-            if ppid == p && !found.contains(&pid) {
-                found.push(pid);
-                frontier.push(pid);
-            }
-        }
-    }
-    found
-}
-
-fn alive(pid: i64) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat[stat.rfind(')').unwrap() + 2..].starts_with('Z'),
-        Err(_) => false,
-    }
-}
-
-/// Waits (bounded) until none of `pids` is alive.
-async fn all_gone(pids: &[i64]) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while pids.iter().any(|&p| alive(p)) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "processes survived: {pids:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test]
@@ -658,16 +597,8 @@ async fn stop_leaves_no_process_behind() {
             json!({"sessionId": id, "until": "quiet", "quietMs": 100}),
         )
         .await;
-    let me = std::process::id() as i64;
-    let family = descendants(me);
-    let sleeps: Vec<i64> = family
-        .iter()
-        .copied()
-        .filter(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sleep")
-        })
-        .collect();
-    assert_eq!(sleeps.len(), 2, "both sleeps run: {family:?}");
+    let sleeps = my_descendants_named("sleep");
+    assert_eq!(sleeps.len(), 2, "both sleeps run: {sleeps:?}");
     server.ok("terminal_stop", json!({"sessionId": id})).await;
     all_gone(&sleeps).await;
     server.stop().await;
@@ -689,11 +620,8 @@ async fn client_disconnect_ends_every_session() {
             json!({"sessionId": id, "until": "quiet", "quietMs": 100}),
         )
         .await;
-    let me = std::process::id() as i64;
-    let family = descendants(me);
-    assert!(family.iter().any(|p| {
-        std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sleep")
-    }));
+    let family = descendants(std::process::id() as i64);
+    assert!(!my_descendants_named("sleep").is_empty());
     server.stop().await;
     all_gone(&family).await;
 }
