@@ -255,7 +255,8 @@ impl SessionManager {
             inner
                 .live
                 .iter()
-                .filter(|s| s.idle_for() >= self.config.idle_timeout)
+                // A session inside a tool call (a long wait) is in use, not idle.
+                .filter(|s| s.idle_for() >= self.config.idle_timeout && s.op.try_lock().is_ok())
                 .cloned()
                 .collect()
         };

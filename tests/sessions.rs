@@ -681,3 +681,29 @@ async fn bad_input_is_refused_and_the_session_is_unharmed() {
     assert!(reply["output"].as_str().unwrap().contains("still here"));
     server.stop().await;
 }
+
+#[tokio::test]
+async fn idle_sessions_are_ended_and_their_ids_reserved() {
+    let server = start_with(Era::Initialize, &["--idle-timeout", "1"], &[]).await;
+    let id = sh(&server).await;
+    run(&server, &id, "echo before the nap").await;
+    assert_eq!(server.ok("terminal_list", json!({})).await["count"], 1);
+    // The sweep runs every second; wait until the session is gone from the list.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while server.ok("terminal_list", json!({})).await["count"] != 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the idle session was never ended"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let notice = server.err("terminal_read", json!({"sessionId": id})).await;
+    assert!(
+        notice.contains("idle") && notice.contains("same id"),
+        "{notice}"
+    );
+    assert!(notice.contains("before the nap"), "{notice}");
+    let listed = server.ok("terminal_list", json!({})).await;
+    assert_eq!(listed["sessions"][0]["id"], id.as_str());
+    server.stop().await;
+}
