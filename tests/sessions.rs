@@ -707,3 +707,31 @@ async fn idle_sessions_are_ended_and_their_ids_reserved() {
     assert_eq!(listed["sessions"][0]["id"], id.as_str());
     server.stop().await;
 }
+
+#[tokio::test]
+async fn no_descriptor_of_the_server_leaks_into_a_session() {
+    let server = start().await;
+    let id = sh(&server).await;
+    // The shell's own descriptors: the terminal (0, 1, 2) and nothing of the server's.
+    let r = server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "ls /proc/$$/fd | tr '\\n' ' '; echo\r"}),
+        )
+        .await;
+    let output = r["output"].as_str().unwrap();
+    let fds: Vec<&str> = output
+        .lines()
+        .find(|l| l.starts_with("0 "))
+        .unwrap_or_else(|| panic!("no fd list in {output}"))
+        .split_whitespace()
+        .collect();
+    // dash keeps a copy of the terminal at 10 for job control; nothing else may be open.
+    for fd in &fds {
+        assert!(
+            ["0", "1", "2", "10"].contains(fd),
+            "unexpected fd {fd} in {fds:?}"
+        );
+    }
+    server.stop().await;
+}
