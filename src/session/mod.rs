@@ -6,12 +6,18 @@
 //! - [`shell`]: which shell, and how it starts; [`terminal`]: the live session (PTY, threads,
 //!   state); [`ops`]: reads and writes; [`wait`] and [`watch`]: event-driven waits;
 //!   [`transcript`]: what a stopped session leaves on disk.
+//! - [`mouse`]: clicks and wheel turns in the program's mouse protocol; [`batch`]: several
+//!   inputs in one call; [`attach`] and [`redraw`]: people joining a session over a socket.
 
+pub mod attach;
+pub mod batch;
 pub mod echo;
 pub mod emulator;
 pub mod keys;
 pub mod log;
+pub mod mouse;
 pub mod ops;
+pub mod redraw;
 pub mod screen;
 pub mod shell;
 pub mod terminal;

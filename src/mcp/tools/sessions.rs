@@ -112,6 +112,8 @@ pub struct StartResult {
     pub banner: String,
     /// How command completion is detected.
     pub integration: String,
+    /// The command a person runs to join this session from their own terminal.
+    pub attach: Option<String>,
     pub cols: u16,
     pub rows: u16,
 }
@@ -144,6 +146,7 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         pid: session.pid,
         banner: banner.output,
         integration: "process-group".into(),
+        attach: session.attach_command(),
         cols: session.shape.size.cols,
         rows: session.shape.size.rows,
     })

@@ -72,7 +72,7 @@ pub struct WriteResult {
 }
 
 /// Waits for the program's answer to input written at `position`, as asked.
-async fn answer(
+pub(super) async fn answer(
     ctx: &ToolCtx,
     session: &Session,
     position: u64,
