@@ -41,8 +41,13 @@ pub enum Action {
     },
     /// A fixed pause the agent asked for.
     Sleep(Duration),
-    /// Until the regex matches the screen, at most this long.
-    WaitFor(Regex, Duration),
+    /// Until the regex matches the screen, at most `timeout`; `pattern` is as the agent
+    /// wrote it.
+    WaitFor {
+        pattern: String,
+        re: Regex,
+        timeout: Duration,
+    },
 }
 
 impl Action {
@@ -65,7 +70,7 @@ impl Action {
                 )
             }
             Action::Sleep(d) => format!("wait {} ms", d.as_millis()),
-            Action::WaitFor(re, _) => format!("wait for /{}/", re.as_str()),
+            Action::WaitFor { pattern, .. } => format!("wait for /{pattern}/"),
         }
     }
 }
@@ -159,7 +164,11 @@ impl Session {
                     _ = cancel.cancelled() => Err(Error::Other("The call was cancelled.".into())),
                 }
             }
-            Action::WaitFor(re, timeout) => {
+            Action::WaitFor {
+                pattern,
+                re,
+                timeout,
+            } => {
                 let since = self.state().log.end();
                 let until = Until::Pattern(re.clone(), On::Screen);
                 let outcome = self
@@ -168,14 +177,12 @@ impl Session {
                 match outcome.reason {
                     Reason::Matched => Ok(()),
                     Reason::Timeout => Err(Error::Other(format!(
-                        "/{}/ did not appear on the screen within {} ms",
-                        re.as_str(),
+                        "/{pattern}/ did not appear on the screen within {} ms",
                         timeout.as_millis()
                     ))),
                     Reason::Cancelled => Err(Error::Other("The call was cancelled.".into())),
                     _ => Err(Error::Other(format!(
-                        "the program ended before /{}/ appeared on the screen",
-                        re.as_str()
+                        "the program ended before /{pattern}/ appeared on the screen"
                     ))),
                 }
             }

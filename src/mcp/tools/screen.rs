@@ -323,7 +323,11 @@ impl ActionParam {
                 (None, Some(pattern)) => {
                     let re = compile(pattern, "pattern", true).map_err(|e| e.message)?;
                     let ms = self.timeout.unwrap_or(DEFAULT_PATTERN_WAIT_MS);
-                    Action::WaitFor(re, Duration::from_millis(ms))
+                    Action::WaitFor {
+                        pattern: pattern.clone(),
+                        re,
+                        timeout: Duration::from_millis(ms),
+                    }
                 }
                 _ => return Err("needs either `ms` or `pattern`".into()),
             },
