@@ -118,7 +118,8 @@ async fn screenshots_show_colours_cursor_and_joined_lines() {
         r"clear; printf '\033[3;5H\033[41m  \033[0m\033[5;5H\342\224\200\342\224\200\033[8;1H'",
     )
     .await;
-    on_screen(&server, &id, "(?m)^\\$ $").await;
+    // The line, two empty rows, then the new prompt on row 8 (the typed command is cleared).
+    on_screen(&server, &id, "──\n\n\n\\$ $").await;
     let (info, image) = with_image(&server, "terminal_screenshot", json!({"sessionId": id})).await;
     assert_eq!(
         (image.width, image.height),
