@@ -13,7 +13,27 @@ use std::path::PathBuf;
 const DETACH: u8 = 0x1d;
 /// Turns off what the session may have turned on in this terminal.
 const RESTORE_MODES: &str =
-    "\x1b[0m\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b[?25h\x1b[?1049l";
+    "\x1b[0m\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b[?25h";
+/// Leaves the alternate screen, when the session left this terminal on it.
+const LEAVE_ALT_SCREEN: &str = "\x1b[?1049l";
+
+/// Whether output ends on the alternate screen: the last switch in `chunk` (1049/1047/47),
+/// or `was` when it has none.
+fn alt_screen_after(chunk: &[u8], was: bool) -> bool {
+    let text = String::from_utf8_lossy(chunk);
+    let mut last: Option<(usize, bool)> = None;
+    for mode in ["\x1b[?1049", "\x1b[?1047", "\x1b[?47"] {
+        for (i, _) in text.match_indices(mode) {
+            if let Some(c) = text[i + mode.len()..].chars().next()
+                && (c == 'h' || c == 'l')
+                && last.is_none_or(|(j, _)| i > j)
+            {
+                last = Some((i, c == 'h'));
+            }
+        }
+    }
+    last.map_or(was, |(_, on)| on)
+}
 
 /// What `attach` was asked.
 pub struct Request {
@@ -68,7 +88,8 @@ mod unix {
     use std::io::{Read, Write};
     use std::os::fd::AsRawFd;
     use std::os::unix::net::UnixStream;
-    use std::sync::atomic::{AtomicI32, Ordering};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
     use termpilot::platform;
     use termpilot::session::attach::{FRAME_INPUT, FRAME_RESIZE, frame};
@@ -114,6 +135,8 @@ mod unix {
         // Output: socket → stdout, until the session closes the connection.
         let mut from = socket.try_clone().map_err(|e| e.to_string())?;
         let (done_tx, done_rx) = UnixStream::pair().map_err(|e| e.to_string())?;
+        let alt = Arc::new(AtomicBool::new(false));
+        let alt_seen = alt.clone();
         let output = std::thread::spawn(move || {
             let mut out = std::io::stdout();
             let mut buf = [0u8; 16 * 1024];
@@ -121,6 +144,8 @@ mod unix {
                 if n == 0 || out.write_all(&buf[..n]).and_then(|_| out.flush()).is_err() {
                     break;
                 }
+                let was = alt_seen.load(Ordering::Relaxed);
+                alt_seen.store(alt_screen_after(&buf[..n], was), Ordering::Relaxed);
             }
             drop(done_tx);
         });
@@ -129,6 +154,9 @@ mod unix {
         let _ = output.join();
         let mut out = std::io::stdout();
         let _ = out.write_all(RESTORE_MODES.as_bytes());
+        if alt.load(Ordering::Relaxed) {
+            let _ = out.write_all(LEAVE_ALT_SCREEN.as_bytes());
+        }
         let _ = out.flush();
         drop(guard);
         eprint!("\r\n[termpilot: {why}]\r\n");
@@ -204,5 +232,19 @@ mod unix {
             libc::sigaction(libc::SIGWINCH, &action, std::ptr::null_mut());
         }
         Some(fds[0])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_screen_switch_wins() {
+        assert!(alt_screen_after(b"\x1b[?1049h vim", false));
+        assert!(!alt_screen_after(b"\x1b[?1049h\x1b[?1049l$ ", true));
+        assert!(alt_screen_after(b"\x1b[?47l then \x1b[?1047h", false));
+        assert!(alt_screen_after(b"plain output", true));
+        assert!(!alt_screen_after(b"\x1b[?1049", false));
     }
 }

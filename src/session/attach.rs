@@ -459,6 +459,28 @@ mod tests {
     }
 
     #[test]
+    fn find_lists_only_sockets_of_running_servers() {
+        let dir = tempfile::tempdir().unwrap();
+        let me = std::process::id() as i32;
+        // Pid numbers near the maximum are never in use on a test machine.
+        let dead = 4_194_000;
+        for name in [
+            format!("{me}-calm-reef.sock"),
+            format!("{dead}-calm-reef.sock"),
+            format!("{me}-other.sock"),
+            "notes.txt".to_string(),
+        ] {
+            std::fs::write(dir.path().join(name), b"").unwrap();
+        }
+        let found = find(dir.path(), "calm-reef");
+        assert_eq!(
+            found,
+            vec![(me, dir.path().join(format!("{me}-calm-reef.sock")))]
+        );
+        assert!(find(dir.path(), "reef").is_empty());
+    }
+
+    #[test]
     fn a_slow_client_is_dropped_not_waited_for() {
         let mut clients = Clients::default();
         let (tx, _rx) = sync_channel(2);

@@ -138,7 +138,7 @@ pub fn scroll(
         });
     }
     Err(Error::InvalidInput(
-        "Nothing on this screen scrolls with the wheel (no full-screen program is running and none reports the mouse); read earlier output with terminal_read view:screen and page:1, 2…, or terminal_get_history.".into(),
+        "Nothing on this screen scrolls with the wheel: no program reports the mouse or uses the alternate screen (a shell prompt, or a pager run with -X); read earlier output with terminal_read view:screen and page:1, 2…, or press keys such as PageUp with terminal_send_key.".into(),
     ))
 }
 

@@ -26,7 +26,7 @@ pub fn redraw(emu: &Emulator) -> Vec<u8> {
     let grid = term.grid();
     let (rows, cols) = (grid.screen_lines(), grid.columns());
     let mode = emu.mode();
-    let mut out = String::from("\x1b[0m\x1b[?1049l");
+    let mut out = String::from("\x1b[0m");
     if !mode.contains(TermMode::ALT_SCREEN) {
         let history = grid.history_size().min(RECENT_SCROLLBACK);
         for back in (1..=history).rev() {
