@@ -28,6 +28,18 @@ pub struct Cli {
 pub enum Command {
     /// Serve MCP on stdio (the default).
     Serve,
+    /// Join a session from this terminal: its screen, then live input and output; Ctrl+]
+    /// detaches. terminal_start returns the exact command.
+    Attach {
+        /// The session id.
+        id: String,
+        /// The session's socket (needed when several servers have this id).
+        #[arg(long)]
+        socket: Option<PathBuf>,
+        /// Make the session follow this window's size.
+        #[arg(long)]
+        resize: bool,
+    },
     /// Print the folder holding termpilot's Agent Skill (copy `termpilot/` from it into your
     /// client's skills folder).
     SkillsDir,

@@ -1,5 +1,6 @@
 //! termpilot's binary: the command line and the MCP face over the core library.
 
+mod attach;
 mod cli;
 mod mcp;
 mod skills;
@@ -25,6 +26,15 @@ fn main() -> std::process::ExitCode {
                 std::process::ExitCode::FAILURE
             }
         },
+        Some(Command::Attach { id, socket, resize }) => {
+            match attach::run(attach::Request { id, socket, resize }) {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("termpilot: {e}");
+                    std::process::ExitCode::FAILURE
+                }
+            }
+        }
         Some(Command::Serve) | None => {
             let config = cli.serve.into_config();
             match serve(config) {

@@ -32,14 +32,15 @@ pub fn private_dir(name: &str) -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// `termpilot-<user>`: the per-user folder under the temp dir (spill files, attach sockets).
 #[cfg(unix)]
-fn user_folder() -> String {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    format!("termpilot-{}", unsafe { libc::getuid() })
+pub fn user_folder() -> String {
+    format!("termpilot-{}", crate::platform::uid())
 }
 
+/// `termpilot-<user>`: the per-user folder under the temp dir (spill files, attach sockets).
 #[cfg(windows)]
-fn user_folder() -> String {
+pub fn user_folder() -> String {
     let user = std::env::var("USERNAME").unwrap_or_else(|_| "user".into());
     format!("termpilot-{user}")
 }

@@ -211,6 +211,70 @@ pub fn waiting_for_input(pgid: i32, tty: &std::path::Path) -> bool {
     })
 }
 
+/// Blocks until one of `fds` is readable (or hung up) and returns its index; `None` on an
+/// error other than an interrupted call.
+pub fn wait_readable(fds: &[i32]) -> Option<usize> {
+    let mut polls: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    loop {
+        // SAFETY: poll(2) on a buffer of pollfd we own, with its true length.
+        let r = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, -1) };
+        if r > 0 {
+            return polls.iter().position(|p| p.revents != 0);
+        }
+        if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return None;
+        }
+    }
+}
+
+/// Puts terminal `fd` in raw mode (no echo, no line editing, no signals from keys) and
+/// returns the settings to restore, or `None` when `fd` is not a terminal.
+pub fn enter_raw_mode(fd: i32) -> Option<libc::termios> {
+    // SAFETY: termios is plain data; tcgetattr fills it or fails without touching memory.
+    let mut saved: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is a descriptor we hold; the pointer is to a local termios.
+    if unsafe { libc::tcgetattr(fd, &mut saved) } != 0 {
+        return None;
+    }
+    let mut raw = saved;
+    // SAFETY: cfmakeraw edits the local copy; tcsetattr applies it to our descriptor.
+    unsafe {
+        libc::cfmakeraw(&mut raw);
+        if libc::tcsetattr(fd, libc::TCSANOW, &raw) != 0 {
+            return None;
+        }
+    }
+    Some(saved)
+}
+
+/// Restores terminal settings saved by [`enter_raw_mode`].
+pub fn restore_mode(fd: i32, saved: &libc::termios) {
+    // SAFETY: applies settings read from the same descriptor earlier.
+    unsafe { libc::tcsetattr(fd, libc::TCSANOW, saved) };
+}
+
+/// The size of terminal `fd` as (columns, rows), when it is a terminal.
+pub fn window_size(fd: i32) -> Option<(u16, u16)> {
+    // SAFETY: winsize is plain data filled by the TIOCGWINSZ ioctl.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: as above, on a descriptor we hold.
+    let r = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws) };
+    (r == 0 && ws.ws_col > 0 && ws.ws_row > 0).then_some((ws.ws_col, ws.ws_row))
+}
+
+/// The current user's id.
+pub fn uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

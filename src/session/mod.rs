@@ -6,7 +6,11 @@
 //! - [`shell`]: which shell, and how it starts; [`terminal`]: the live session (PTY, threads,
 //!   state); [`ops`]: reads and writes; [`wait`] and [`watch`]: event-driven waits;
 //!   [`transcript`]: what a stopped session leaves on disk.
+//! - [`mouse`]: clicks and wheel turns in the program's mouse protocol; [`batch`]: several
+//!   inputs in one call; [`attach`] and [`redraw`]: people joining a session over a socket.
 
+pub mod attach;
+pub mod batch;
 pub mod capture;
 pub mod echo;
 pub mod emulator;
@@ -14,7 +18,9 @@ pub mod exec;
 pub mod integration;
 pub mod keys;
 pub mod log;
+pub mod mouse;
 pub mod ops;
+pub mod redraw;
 pub mod screen;
 pub mod shell;
 pub mod terminal;

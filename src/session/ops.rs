@@ -7,9 +7,11 @@ use alacritty_terminal::term::TermMode;
 use tokio_util::sync::CancellationToken;
 
 use super::keys;
+use super::mouse::{self, Direction};
 use super::terminal::Session;
 use super::text;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::render::{self, Png, RenderOptions, Screen, Theme};
 
 /// After a write, output is awaited until idle this long…
 pub const WRITE_IDLE: Duration = Duration::from_millis(200);
@@ -151,6 +153,72 @@ impl Session {
         // An interrupt or a line edit changes what will be echoed.
         self.state().echo.clear_expected();
         self.write(bytes, None).await
+    }
+
+    /// Checks that 1-based (`row`, `col`) is on the screen.
+    pub fn check_cell(&self, row: usize, col: usize) -> Result<()> {
+        let (rows, cols) = self.screen_size();
+        if row == 0 || col == 0 || row > rows || col > cols {
+            return Err(Error::InvalidInput(format!(
+                "The cell at row {row}, column {col} is outside the screen; rows go from 1 to {rows} and columns from 1 to {cols}."
+            )));
+        }
+        Ok(())
+    }
+
+    /// The screen's size now: (rows, columns).
+    pub fn screen_size(&self) -> (usize, usize) {
+        use alacritty_terminal::grid::Dimensions;
+        let s = self.state();
+        (s.emu.term().screen_lines(), s.emu.term().columns())
+    }
+
+    /// Left-clicks 1-based (`row`, `col`) in the program's mouse protocol; an error (and
+    /// nothing sent) when the program does not report the mouse. Returns the position and
+    /// the encoding used.
+    pub async fn click(&self, row: usize, col: usize) -> Result<(u64, mouse::Encoding)> {
+        self.check_cell(row, col)?;
+        let mode = self.state().emu.mode();
+        let bytes = mouse::click(mode, row, col)?;
+        let encoding = mouse::encoding(mode).unwrap_or(mouse::Encoding::Sgr);
+        Ok((self.write(bytes, None).await?, encoding))
+    }
+
+    /// Turns the wheel `amount` steps over 1-based (`row`, `col`): wheel reports to a
+    /// mouse-aware program, arrow keys to an alternate-screen one, else an error. Returns the
+    /// position and how it was sent (`wheel` or `keys`).
+    pub async fn scroll(
+        &self,
+        row: usize,
+        col: usize,
+        direction: Direction,
+        amount: usize,
+    ) -> Result<(u64, &'static str)> {
+        self.check_cell(row, col)?;
+        let mode = self.state().emu.mode();
+        let plan = mouse::scroll(mode, row, col, direction, amount)?;
+        Ok((self.write(plan.bytes, None).await?, plan.via))
+    }
+
+    /// The screen as PNG in `theme` (default: the session's), with a ring around 1-based
+    /// `ring` when given. The state is locked only to copy the screen.
+    pub fn screenshot(&self, theme: Option<Theme>, ring: Option<(usize, usize)>) -> Result<Png> {
+        let theme = match theme {
+            Some(t) => t,
+            None => Theme::parse(&self.shape.theme).unwrap_or_default(),
+        };
+        if let Some((row, col)) = ring {
+            self.check_cell(row, col)?;
+        }
+        let screen = Screen::capture(self.state().emu.term());
+        render::render(
+            &screen,
+            &RenderOptions {
+                theme,
+                ring: ring.map(|(r, c)| (r - 1, c - 1)),
+                show_cursor: true,
+            },
+        )
     }
 
     /// The rendered line history: `max_lines` lines ending `offset` lines before the newest.

@@ -74,6 +74,8 @@ pub struct State {
     /// The whole output of the running `terminal_exec`, if one runs.
     pub capture: Option<super::capture::Capture>,
     scanner: Scanner,
+    /// People attached over the session's socket; every output chunk is queued for them.
+    pub attached: super::attach::Clients,
 }
 
 /// Most marks kept.
@@ -138,6 +140,8 @@ pub struct Session {
     /// Held by a tool call for its whole duration: calls on one session run one at a time.
     pub op: Arc<tokio::sync::Mutex<()>>,
     last_used: Mutex<Instant>,
+    /// The socket people attach through (see `attach.rs`).
+    pub(super) attach: std::sync::OnceLock<super::attach::Listener>,
 }
 
 impl Session {
@@ -226,6 +230,7 @@ impl Session {
             reported_cwd: None,
             capture: None,
             scanner: Scanner::default(),
+            attached: Default::default(),
         }));
         let (events, _) = watch::channel(0u64);
         let events = Arc::new(events);
@@ -260,7 +265,7 @@ impl Session {
             })?;
         }
 
-        Ok(Arc::new(Session {
+        let session = Arc::new(Session {
             id,
             shape,
             pid,
@@ -273,7 +278,10 @@ impl Session {
             events,
             op: Arc::new(tokio::sync::Mutex::new(())),
             last_used: Mutex::new(now),
-        }))
+            attach: Default::default(),
+        });
+        super::attach::listen(&session);
+        Ok(session)
     }
 
     /// The state, locked. Hold it briefly and never across an await.
@@ -388,6 +396,12 @@ impl Session {
         }
     }
 
+    /// Queues bytes for the program without waiting (input from an attached person).
+    pub(super) fn send_input(&self, bytes: Vec<u8>) {
+        self.touch();
+        let _ = self.input.send(WriteJob { bytes, done: None });
+    }
+
     /// Changes the terminal size.
     pub fn resize(&self, size: Size) -> Result<()> {
         self.master
@@ -407,6 +421,7 @@ impl Session {
 
     /// Kills the whole process tree and waits (bounded) until the main process is reaped.
     pub async fn kill(&self) {
+        self.close_attach();
         if self.pid > 0 && self.exit().is_none() {
             platform::kill_tree(self.pid);
         }
@@ -483,6 +498,7 @@ fn reader_loop(
                 capture.push(chunk);
             }
             s.last_output = Instant::now();
+            s.attached.broadcast(chunk);
             s.emu.feed(chunk)
         };
         if !replies.is_empty() {
@@ -493,7 +509,11 @@ fn reader_loop(
         }
         events.send_modify(|n| *n += 1);
     }
-    lock(&state).eof = true;
+    {
+        let mut s = lock(&state);
+        s.eof = true;
+        s.attached.end();
+    }
     events.send_modify(|n| *n += 1);
 }
 

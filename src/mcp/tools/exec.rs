@@ -18,7 +18,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_exec",
             "Run a command",
-            "Run a command at a session's prompt; returns output, exitCode, cwd as it ends (or waitingForInput).",
+            "Run a command at a session's prompt: output, exitCode and cwd once it ends.",
             Hints::RUNS_COMMANDS,
             exec,
         ),

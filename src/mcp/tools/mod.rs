@@ -7,6 +7,7 @@ pub mod files;
 pub mod jobs;
 pub mod locks;
 pub mod run;
+pub mod screen;
 mod session_call;
 pub mod sessions;
 pub mod system;
@@ -22,6 +23,7 @@ pub fn all() -> Vec<ToolDef> {
     tools.extend(terminal_io::tools());
     tools.extend(waits::tools());
     tools.extend(exec::tools());
+    tools.extend(screen::tools());
     tools.extend(run::tools());
     tools.extend(files::tools());
     tools.extend(jobs::tools());

@@ -106,6 +106,8 @@ pub struct StartResult {
     pub banner: String,
     /// How command completion is detected.
     pub integration: String,
+    /// The command a person runs to join this session from their own terminal.
+    pub attach: Option<String>,
     pub cols: u16,
     pub rows: u16,
 }
@@ -136,6 +138,7 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         pid: session.pid,
         banner: banner.output,
         integration: session.mode().as_str().into(),
+        attach: session.attach_command(),
         cols: session.shape.size.cols,
         rows: session.shape.size.rows,
     })

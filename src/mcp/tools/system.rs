@@ -38,7 +38,7 @@ pub fn tools() -> Vec<ToolDef> {
 }
 
 /// Runs a blocking core call off the async workers.
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> termpilot::Result<T> + Send + 'static,
 ) -> Result<T, ToolError> {
     tokio::task::spawn_blocking(f)

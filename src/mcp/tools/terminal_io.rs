@@ -31,7 +31,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_read",
             "Read a terminal",
-            "New output since `since` (default: last read), once idle; view:screen = screen text with cursor ▌.",
+            "Output since `since` (default: last read), once idle; view:screen shows the screen, cursor ▌.",
             Hints::READ_ONLY,
             read,
         ),
@@ -72,7 +72,7 @@ pub struct WriteResult {
 }
 
 /// Waits for the program's answer to input written at `position`, as asked.
-async fn answer(
+pub(super) async fn answer(
     ctx: &ToolCtx,
     session: &Session,
     position: u64,
