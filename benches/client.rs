@@ -3,16 +3,22 @@
 #![allow(dead_code)] // sections use different parts of it
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_termpilot");
 
+/// The longest the client waits for one reply; a server that takes longer is a failure.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(180);
+
 pub struct Client {
     pub child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// Lines of the server's stdout, read on their own thread so every wait is bounded.
+    lines: Receiver<String>,
     next_id: u64,
     _state: tempfile::TempDir,
 }
@@ -31,10 +37,19 @@ impl Client {
             .expect("spawn the release binary");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
         Client {
             child,
             stdin,
-            stdout,
+            lines,
             next_id: 1,
             _state: state,
         }
@@ -53,10 +68,13 @@ impl Client {
         self.next_id += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
-            let mut line = String::new();
-            if self.stdout.read_line(&mut line).unwrap() == 0 {
-                panic!("the server closed stdout");
-            }
+            let line = match self.lines.recv_timeout(REPLY_TIMEOUT) {
+                Ok(line) => line,
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("no reply to {method} in {REPLY_TIMEOUT:?}")
+                }
+                Err(RecvTimeoutError::Disconnected) => panic!("the server closed stdout"),
+            };
             let v: Value = serde_json::from_str(&line).unwrap();
             if v["id"] == id {
                 return line;
@@ -81,6 +99,46 @@ impl Client {
     pub fn call(&mut self, tool: &str, args: Value) -> Value {
         let reply = self.request("tools/call", json!({"name": tool, "arguments": args}));
         reply["result"].clone()
+    }
+
+    /// Calls a tool that must succeed and returns its `structuredContent`.
+    pub fn call_ok(&mut self, tool: &str, args: Value) -> Value {
+        let result = self.call(tool, args.clone());
+        if result["isError"] == true || result.is_null() {
+            panic!("{tool} {args} failed: {result}");
+        }
+        result["structuredContent"].clone()
+    }
+
+    /// Names of the tools in the default listing and behind `terminal_extra`.
+    pub fn tool_names(&mut self) -> (Vec<String>, Vec<String>) {
+        let names = |tools: &Value| -> Vec<String> {
+            tools
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|t| t["name"].as_str())
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let direct = names(&self.request("tools/list", json!({}))["result"]["tools"]);
+        let extra = if direct.iter().any(|n| n == "terminal_extra") {
+            names(&self.call("terminal_extra", json!({"list": true}))["structuredContent"]["tools"])
+        } else {
+            Vec::new()
+        };
+        (direct, extra)
+    }
+
+    /// Starts a session with `args` and returns its id.
+    pub fn start_session(&mut self, args: Value) -> String {
+        let started = self.call_ok("terminal_start", args);
+        started["sessionId"]
+            .as_str()
+            .expect("sessionId")
+            .to_string()
     }
 
     /// Resident memory of the server, in KiB.

@@ -3,7 +3,11 @@
 //! figure rather than timing anything in the tests.
 
 mod client;
+mod exec;
+mod ingest;
+mod memory;
 mod screenshot;
+mod soak;
 mod startup;
 
 /// A section of the benchmark: runs and returns its rows.
@@ -19,8 +23,14 @@ pub struct Row {
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument runs only matching sections.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let sections: Vec<(&str, Section)> =
-        vec![("startup", startup::run), ("screenshot", screenshot::run)];
+    let sections: Vec<(&str, Section)> = vec![
+        ("startup", startup::run),
+        ("screenshot", screenshot::run),
+        ("ingest", ingest::run),
+        ("memory", memory::run),
+        ("exec", exec::run),
+        ("soak", soak::run),
+    ];
     let mut rows = Vec::new();
     for (name, run) in sections {
         if filter.as_deref().is_some_and(|f| !name.contains(f)) {

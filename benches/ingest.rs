@@ -1,0 +1,132 @@
+//! Output ingestion: how fast a session drains a command that prints as fast as it can,
+//! against a bare PTY reader draining the same command in the same run (SPEC §6: ≥ 90 %).
+//!
+//! Through termpilot, `seq` runs in a `/bin/sh` session: `terminal_write` types it and
+//! `terminal_wait` waits for the line printed after it; the rate is the log positions
+//! covered over the wall time between the two calls. The bare reader is this process on a
+//! `portable-pty` PTY of the same size, reading 64 KiB at a time until EOF. Runs alternate,
+//! and the median of each is reported.
+
+use std::io::Read;
+use std::time::Instant;
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use serde_json::json;
+
+use crate::Row;
+use crate::client::{Client, median};
+
+/// Roughly 44 MB on a PTY (38.9 MB of digits and newlines, each `\n` sent as `\r\n`).
+const COMMAND: &str = "seq 1 5000000";
+const RUNS: usize = 3;
+const COLS: u16 = 120;
+const ROWS: u16 = 30;
+/// The marker printed after the command; typed with quotes inside so the echoed command
+/// line never matches it.
+const DONE: &str = "__DONE__";
+const TYPED_DONE: &str = "echo __DO''NE__";
+/// Bound on one drain through termpilot.
+const WAIT_MS: u64 = 300_000;
+
+/// One drain through a session: (bytes, seconds).
+fn through_session(client: &mut Client, id: &str) -> (u64, f64) {
+    let start = Instant::now();
+    let written = client.call_ok(
+        "terminal_write",
+        json!({"sessionId": id, "data": format!("{COMMAND}; {TYPED_DONE}\r"), "returnOutput": "none"}),
+    );
+    let from = written["position"].as_u64().expect("position");
+    let waited = client.call_ok(
+        "terminal_wait",
+        json!({"sessionId": id, "pattern": DONE, "since": from, "timeout": WAIT_MS,
+               "returnMode": "match-only"}),
+    );
+    let secs = start.elapsed().as_secs_f64();
+    assert_eq!(
+        waited["matched"], true,
+        "the drain did not finish: {waited}"
+    );
+    let to = waited["position"].as_u64().expect("position");
+    (to - from, secs)
+}
+
+/// One drain by a bare PTY reader in this process: (bytes, seconds).
+fn bare_pty() -> (u64, f64) {
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: ROWS,
+            cols: COLS,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("open a PTY");
+    let mut cmd = CommandBuilder::new("/bin/sh");
+    cmd.args(["-c", COMMAND]);
+    let start = Instant::now();
+    let mut child = pair.slave.spawn_command(cmd).expect("spawn seq");
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().expect("PTY reader");
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut total = 0u64;
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => total += n as u64,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // Linux reports the slave's last close as EIO.
+            Err(_) => break,
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let _ = child.wait();
+    (total, secs)
+}
+
+fn mb_per_s((bytes, secs): (u64, f64)) -> f64 {
+    bytes as f64 / 1e6 / secs
+}
+
+pub fn run() -> Vec<Row> {
+    let mut client = Client::spawn(&[]);
+    client.initialize();
+    let id = client.start_session(json!({"cols": COLS, "rows": ROWS, "env": {"PS1": "$ "}}));
+    let mut session = Vec::new();
+    let mut bare = Vec::new();
+    let mut bytes = 0;
+    for _ in 0..RUNS {
+        let b = bare_pty();
+        bare.push(mb_per_s(b));
+        let s = through_session(&mut client, &id);
+        bytes = s.0;
+        session.push(mb_per_s(s));
+        eprintln!(
+            "  ingest: bare {:.1} MB/s, session {:.1} MB/s ({} bytes)",
+            mb_per_s(b),
+            mb_per_s(s),
+            s.0
+        );
+    }
+    client.call_ok("terminal_stop", json!({"sessionId": id}));
+    client.close();
+    let (session, bare) = (median(session), median(bare));
+    vec![
+        Row {
+            figure: format!(
+                "ingestion `{COMMAND}` through a session ({:.0} MB, median of {RUNS})",
+                bytes as f64 / 1e6
+            ),
+            value: format!("{session:.1} MB/s"),
+            target: "",
+        },
+        Row {
+            figure: format!("ingestion `{COMMAND}`, bare PTY reader (median of {RUNS})"),
+            value: format!("{bare:.1} MB/s"),
+            target: "",
+        },
+        Row {
+            figure: "ingestion, session / bare PTY".into(),
+            value: format!("{:.0} %", session / bare * 100.0),
+            target: "≥ 90 %",
+        },
+    ]
+}
