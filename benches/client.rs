@@ -11,6 +11,12 @@ use serde_json::{Value, json};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_termpilot");
 
+/// The server binary: `TERMPILOT_BENCH_BIN` when set (e.g. a build with symbols, to profile
+/// under `perf`), else the release binary cargo built.
+fn bin() -> String {
+    std::env::var("TERMPILOT_BENCH_BIN").unwrap_or_else(|_| BIN.into())
+}
+
 /// The longest the client waits for one reply; a server that takes longer is a failure.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -26,7 +32,7 @@ pub struct Client {
 impl Client {
     pub fn spawn(args: &[&str]) -> Client {
         let state = tempfile::tempdir().unwrap();
-        let mut child = Command::new(BIN)
+        let mut child = Command::new(bin())
             .args(args)
             .env("TERMPILOT_STATE_DIR", state.path())
             .env("TERMPILOT_SHELL", "/bin/sh")

@@ -6,6 +6,7 @@ mod client;
 mod exec;
 mod ingest;
 mod memory;
+mod pipeline;
 mod screenshot;
 mod soak;
 mod startup;
@@ -27,6 +28,7 @@ fn main() {
         ("startup", startup::run),
         ("screenshot", screenshot::run),
         ("ingest", ingest::run),
+        ("pipeline", pipeline::run),
         ("memory", memory::run),
         ("exec", exec::run),
         ("soak", soak::run),
@@ -37,9 +39,31 @@ fn main() {
             continue;
         }
         eprintln!("bench: {name}…");
-        rows.extend(run());
+        // A section that fails (a tool missing or erroring) costs its own rows, not the table.
+        match std::panic::catch_unwind(run) {
+            Ok(section) => rows.extend(section),
+            Err(panic) => rows.push(Row {
+                figure: format!("{name}: failed ({})", panic_message(&panic)),
+                value: "–".into(),
+                target: "",
+            }),
+        }
     }
     print_table(&rows);
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "see the message above".into())
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(160)
+        .collect()
 }
 
 fn print_table(rows: &[Row]) {
