@@ -157,6 +157,18 @@ impl Client {
             .unwrap_or(0)
     }
 
+    /// CPU time the server has used so far (user + system), in seconds.
+    pub fn cpu_secs(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
+        // Fields after the command name: state is 3rd, utime 14th, stime 15th (1-based).
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let fields: Vec<&str> = after.split(' ').collect();
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        ticks as f64 / hz
+    }
+
     pub fn close(mut self) {
         drop(self.stdin);
         let _ = self.child.wait();
