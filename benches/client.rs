@@ -149,10 +149,20 @@ impl Client {
 
     /// Resident memory of the server, in KiB.
     pub fn rss_kib(&self) -> u64 {
+        self.status_kib("VmRSS:")
+    }
+
+    /// The anonymous part of the resident memory (heap, stacks), in KiB: the rest is pages
+    /// of the binary and its libraries, shared with the page cache.
+    pub fn rss_anon_kib(&self) -> u64 {
+        self.status_kib("RssAnon:")
+    }
+
+    fn status_kib(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
         status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap_or(0)
     }

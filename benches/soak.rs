@@ -91,6 +91,7 @@ pub fn run() -> Vec<Row> {
     let max = (LOADED + 10).to_string();
     let mut client = Client::spawn(&["--max-sessions", &max]);
     client.initialize();
+    let rss_empty = client.rss_kib();
     let idle = client.start_session(json!({"env": {"PS1": "$ "}}));
     let loaded: Vec<String> = (0..LOADED)
         .map(|_| {
@@ -179,6 +180,14 @@ pub fn run() -> Vec<Row> {
                 mib(rss_max)
             ),
             target: "flat",
+        },
+        Row {
+            figure: format!("{what}: server RSS per printing session (full buffers)"),
+            value: format!(
+                "{:.1} MiB",
+                mib(rss_end.saturating_sub(rss_empty)) / (LOADED + 1) as f64
+            ),
+            target: "",
         },
         Row {
             figure: format!("{what}: output ingested, all sessions together"),
