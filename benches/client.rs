@@ -3,16 +3,28 @@
 #![allow(dead_code)] // sections use different parts of it
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_termpilot");
 
+/// The server binary: `TERMPILOT_BENCH_BIN` when set (e.g. a build with symbols, to profile
+/// under `perf`), else the release binary cargo built.
+fn bin() -> String {
+    std::env::var("TERMPILOT_BENCH_BIN").unwrap_or_else(|_| BIN.into())
+}
+
+/// The longest the client waits for one reply; a server that takes longer is a failure.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(180);
+
 pub struct Client {
     pub child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// Lines of the server's stdout, read on their own thread so every wait is bounded.
+    lines: Receiver<String>,
     next_id: u64,
     _state: tempfile::TempDir,
 }
@@ -20,7 +32,7 @@ pub struct Client {
 impl Client {
     pub fn spawn(args: &[&str]) -> Client {
         let state = tempfile::tempdir().unwrap();
-        let mut child = Command::new(BIN)
+        let mut child = Command::new(bin())
             .args(args)
             .env("TERMPILOT_STATE_DIR", state.path())
             .env("TERMPILOT_SHELL", "/bin/sh")
@@ -31,10 +43,19 @@ impl Client {
             .expect("spawn the release binary");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
         Client {
             child,
             stdin,
-            stdout,
+            lines,
             next_id: 1,
             _state: state,
         }
@@ -53,10 +74,13 @@ impl Client {
         self.next_id += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
-            let mut line = String::new();
-            if self.stdout.read_line(&mut line).unwrap() == 0 {
-                panic!("the server closed stdout");
-            }
+            let line = match self.lines.recv_timeout(REPLY_TIMEOUT) {
+                Ok(line) => line,
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("no reply to {method} in {REPLY_TIMEOUT:?}")
+                }
+                Err(RecvTimeoutError::Disconnected) => panic!("the server closed stdout"),
+            };
             let v: Value = serde_json::from_str(&line).unwrap();
             if v["id"] == id {
                 return line;
@@ -83,14 +107,76 @@ impl Client {
         reply["result"].clone()
     }
 
+    /// Calls a tool that must succeed and returns its `structuredContent`.
+    pub fn call_ok(&mut self, tool: &str, args: Value) -> Value {
+        let result = self.call(tool, args.clone());
+        if result["isError"] == true || result.is_null() {
+            panic!("{tool} {args} failed: {result}");
+        }
+        result["structuredContent"].clone()
+    }
+
+    /// Names of the tools in the default listing and behind `terminal_extra`.
+    pub fn tool_names(&mut self) -> (Vec<String>, Vec<String>) {
+        let names = |tools: &Value| -> Vec<String> {
+            tools
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|t| t["name"].as_str())
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let direct = names(&self.request("tools/list", json!({}))["result"]["tools"]);
+        let extra = if direct.iter().any(|n| n == "terminal_extra") {
+            names(&self.call("terminal_extra", json!({"list": true}))["structuredContent"]["tools"])
+        } else {
+            Vec::new()
+        };
+        (direct, extra)
+    }
+
+    /// Starts a session with `args` and returns its id.
+    pub fn start_session(&mut self, args: Value) -> String {
+        let started = self.call_ok("terminal_start", args);
+        started["sessionId"]
+            .as_str()
+            .expect("sessionId")
+            .to_string()
+    }
+
     /// Resident memory of the server, in KiB.
     pub fn rss_kib(&self) -> u64 {
+        self.status_kib("VmRSS:")
+    }
+
+    /// The anonymous part of the resident memory (heap, stacks), in KiB: the rest is pages
+    /// of the binary and its libraries, shared with the page cache.
+    pub fn rss_anon_kib(&self) -> u64 {
+        self.status_kib("RssAnon:")
+    }
+
+    fn status_kib(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
         status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap_or(0)
+    }
+
+    /// CPU time the server has used so far (user + system), in seconds.
+    pub fn cpu_secs(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
+        // Fields after the command name: state is 3rd, utime 14th, stime 15th (1-based).
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let fields: Vec<&str> = after.split(' ').collect();
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        ticks as f64 / hz
     }
 
     pub fn close(mut self) {

@@ -3,7 +3,12 @@
 //! figure rather than timing anything in the tests.
 
 mod client;
+mod exec;
+mod ingest;
+mod memory;
+mod pipeline;
 mod screenshot;
+mod soak;
 mod startup;
 
 /// A section of the benchmark: runs and returns its rows.
@@ -19,17 +24,46 @@ pub struct Row {
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument runs only matching sections.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let sections: Vec<(&str, Section)> =
-        vec![("startup", startup::run), ("screenshot", screenshot::run)];
+    let sections: Vec<(&str, Section)> = vec![
+        ("startup", startup::run),
+        ("screenshot", screenshot::run),
+        ("ingest", ingest::run),
+        ("pipeline", pipeline::run),
+        ("memory", memory::run),
+        ("exec", exec::run),
+        ("soak", soak::run),
+    ];
     let mut rows = Vec::new();
     for (name, run) in sections {
         if filter.as_deref().is_some_and(|f| !name.contains(f)) {
             continue;
         }
         eprintln!("bench: {name}…");
-        rows.extend(run());
+        // A section that fails (a tool missing or erroring) costs its own rows, not the table.
+        match std::panic::catch_unwind(run) {
+            Ok(section) => rows.extend(section),
+            Err(panic) => rows.push(Row {
+                figure: format!("{name}: failed ({})", panic_message(&panic)),
+                value: "–".into(),
+                target: "",
+            }),
+        }
     }
     print_table(&rows);
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "see the message above".into())
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(160)
+        .collect()
 }
 
 fn print_table(rows: &[Row]) {

@@ -104,9 +104,30 @@ impl Shell {
                 verbatim: true,
             }),
             Shell::Cmd => Err(Error::InvalidInput(
-                "cmd is only available on Windows; pass sh or bash here.".into(),
+                "cmd runs only on Windows; pass sh or bash here.".into(),
             )),
         }
+    }
+}
+
+impl ShellCommand {
+    /// The command as one argv: the program, then its arguments.
+    pub fn argv(&self) -> Vec<String> {
+        std::iter::once(self.program.clone())
+            .chain(self.args.iter().cloned())
+            .collect()
+    }
+
+    /// Checks that the program exists (a path, or a name found on PATH), for callers that
+    /// cannot see a failed spawn themselves, such as a detached job's wrapper.
+    pub fn require_installed(&self) -> Result<()> {
+        if crate::session::shell::find(&self.program).is_some() {
+            return Ok(());
+        }
+        Err(Error::InvalidInput(format!(
+            "`{}` was not found on PATH; install it or pass another shell.",
+            self.program
+        )))
     }
 }
 
@@ -181,6 +202,21 @@ mod tests {
         assert_eq!(c.program, "/bin/sh");
         assert_eq!(c.args, vec!["-c", "echo $HOME | wc -c"]);
         assert!(Shell::Cmd.command("dir").is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn argv_and_installed_check() {
+        let c = Shell::Sh.command("true").unwrap();
+        assert_eq!(c.argv(), vec!["/bin/sh", "-c", "true"]);
+        assert!(c.require_installed().is_ok());
+        let missing = ShellCommand {
+            program: "no-such-shell-termpilot".into(),
+            args: vec![],
+            verbatim: false,
+        };
+        let e = missing.require_installed().unwrap_err().to_string();
+        assert!(e.contains("not found on PATH"), "{e}");
     }
 
     #[test]

@@ -194,10 +194,10 @@ impl Jobs {
             )));
         }
         let shell = req.shell.unwrap_or_else(JobShell::platform_default);
-        let argv = launch::shell_argv(shell, &req.command)?;
+        let command = launch::shell_command(shell, &req.command)?;
         let (job_id, dir) = store::create(&self.root)?;
         let started = SystemTime::now();
-        let pid = match launch::spawn(&dir, &cwd, &argv) {
+        let pid = match launch::spawn(&dir, &cwd, &command) {
             Ok(pid) => pid,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&dir);
