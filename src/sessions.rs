@@ -229,17 +229,20 @@ impl SessionManager {
     pub fn list(&self) -> Vec<SessionSummary> {
         let live: Vec<Arc<Session>> = self.inner().live.clone();
         live.iter()
-            .map(|s| SessionSummary {
-                id: s.id.clone(),
-                name: s.shape.name.clone(),
-                shell: s.shape.shell.program.display().to_string(),
-                cwd: s.cwd().display().to_string(),
-                alive: s.exit().is_none(),
-                busy: s.busy(),
-                foreground: s.foreground_command(),
-                idle_ms: s.idle_for().as_millis() as u64,
-                cols: s.shape.size.cols,
-                rows: s.shape.size.rows,
+            .map(|s| {
+                let status = s.status();
+                SessionSummary {
+                    id: s.id.clone(),
+                    name: s.shape.name.clone(),
+                    shell: s.shape.shell.program.display().to_string(),
+                    cwd: status.cwd.display().to_string(),
+                    alive: status.alive,
+                    busy: status.busy,
+                    foreground: status.foreground,
+                    idle_ms: status.idle.as_millis() as u64,
+                    cols: s.shape.size.cols,
+                    rows: s.shape.size.rows,
+                }
             })
             .collect()
     }
@@ -256,7 +259,7 @@ impl SessionManager {
                 .live
                 .iter()
                 // A session inside a tool call (a long wait) is in use, not idle.
-                .filter(|s| s.idle_for() >= self.config.idle_timeout && s.op.try_lock().is_ok())
+                .filter(|s| s.status().idle >= self.config.idle_timeout && s.op.try_lock().is_ok())
                 .cloned()
                 .collect()
         };

@@ -211,6 +211,17 @@ pub fn waiting_for_input(pgid: i32, tty: &std::path::Path) -> bool {
     })
 }
 
+/// True when `fd` has input waiting right now (a zero-timeout poll).
+pub fn readable_now(fd: i32) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll(2) on one pollfd we own, without waiting.
+    unsafe { libc::poll(&mut p, 1, 0) > 0 && p.revents & libc::POLLIN != 0 }
+}
+
 /// Blocks until one of `fds` is readable (or hung up) and returns its index; `None` on an
 /// error other than an interrupted call.
 pub fn wait_readable(fds: &[i32]) -> Option<usize> {

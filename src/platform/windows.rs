@@ -41,3 +41,8 @@ pub fn waiting_for_input(_pgid: i32, _tty: &std::path::Path) -> bool {
 pub fn stdin_tty(_pid: i32) -> Option<std::path::PathBuf> {
     None
 }
+
+/// Windows pipes are not polled here: every read wakes waiters.
+pub fn readable_now(_fd: i32) -> bool {
+    false
+}

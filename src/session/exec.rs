@@ -315,7 +315,7 @@ impl Session {
                 return End::Timeout;
             }
             if now >= next_progress {
-                let last = self.state().history.lines().pop().unwrap_or_default();
+                let last = self.state().history.last_line();
                 progress.report(started.elapsed(), &last);
                 next_progress = now + PROGRESS_EVERY;
                 wake = wake.min(next_progress);

@@ -29,6 +29,9 @@ use crate::platform;
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Size of one read from the PTY.
 const READ_CHUNK: usize = 64 * 1024;
+/// While more output is already waiting, waiters are woken once per this many bytes instead
+/// of once per read: a flood of output costs a few wake-ups, not thousands.
+const WAKE_BATCH: usize = 256 * 1024;
 
 /// How a session was asked to start; kept so it can be started again the same way.
 #[derive(Debug, Clone)]
@@ -43,6 +46,19 @@ pub struct Shape {
     pub login: bool,
     pub name: Option<String>,
     pub theme: String,
+}
+
+/// A session's state at a glance.
+#[derive(Debug, Clone)]
+pub struct Status {
+    pub alive: bool,
+    /// A command (or a command session's program) is running.
+    pub busy: bool,
+    /// The foreground command when it is not the shell.
+    pub foreground: Option<String>,
+    pub cwd: PathBuf,
+    /// Since the last call or output.
+    pub idle: Duration,
 }
 
 /// How the session's main process ended.
@@ -242,7 +258,7 @@ impl Session {
             let events = events.clone();
             let input = input.clone();
             spawn_thread(&id, "reader", move || {
-                reader_loop(reader, state, events, input, now)
+                reader_loop(reader, master_fd, state, events, input, now)
             })?;
         }
         {
@@ -299,13 +315,6 @@ impl Session {
         *self.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
     }
 
-    /// Time since the last call or output, whichever is later.
-    pub fn idle_for(&self) -> Duration {
-        let used = *self.last_used.lock().unwrap_or_else(|e| e.into_inner());
-        let output = self.state().last_output;
-        used.max(output).elapsed()
-    }
-
     pub fn is_command(&self) -> bool {
         self.shape.command.is_some()
     }
@@ -320,24 +329,29 @@ impl Session {
         self.master_fd.and_then(platform::foreground_group)
     }
 
-    /// True while something other than the shell owns the terminal (a command is running).
-    pub fn busy(&self) -> bool {
-        if self.exit().is_some() {
-            return false;
+    /// What `terminal_list` shows, read with one short lock.
+    pub fn status(&self) -> Status {
+        let (exited, last_output, reported_cwd, running) = {
+            let s = self.state();
+            (
+                s.exit.is_some(),
+                s.last_output,
+                s.reported_cwd.clone(),
+                s.command_running(),
+            )
+        };
+        let used = *self.last_used.lock().unwrap_or_else(|e| e.into_inner());
+        let foreground = self.foreground_group().filter(|&pg| pg != self.pid);
+        Status {
+            alive: !exited,
+            busy: !exited && (self.is_command() || foreground.is_some() || running),
+            foreground: foreground.and_then(platform::process_name),
+            cwd: reported_cwd
+                .map(PathBuf::from)
+                .or_else(|| platform::process_cwd(self.pid))
+                .unwrap_or_else(|| self.shape.cwd.clone()),
+            idle: used.max(last_output).elapsed(),
         }
-        if self.is_command() {
-            return true;
-        }
-        self.foreground_group().is_some_and(|pg| pg != self.pid)
-    }
-
-    /// The name of the foreground command when it is not the shell.
-    pub fn foreground_command(&self) -> Option<String> {
-        let pg = self.foreground_group()?;
-        if pg == self.pid && !self.is_command() {
-            return None;
-        }
-        platform::process_name(pg)
     }
 
     /// The shell's working directory: as the shell last reported it, else as the OS says.
@@ -475,12 +489,14 @@ fn spawn_thread(id: &str, role: &str, f: impl FnOnce() + Send + 'static) -> Resu
 
 fn reader_loop(
     mut reader: Box<dyn Read + Send>,
+    master_fd: Option<i32>,
     state: Arc<Mutex<State>>,
     events: Arc<watch::Sender<u64>>,
     input: std::sync::mpsc::Sender<WriteJob>,
     started: Instant,
 ) {
     let mut buf = vec![0u8; READ_CHUNK];
+    let mut unannounced = 0;
     loop {
         let n = match reader.read(&mut buf) {
             Ok(0) | Err(_) => break,
@@ -507,7 +523,12 @@ fn reader_loop(
                 done: None,
             });
         }
-        events.send_modify(|n| *n += 1);
+        unannounced += n;
+        let more_waiting = master_fd.is_some_and(platform::readable_now);
+        if !more_waiting || unannounced >= WAKE_BATCH {
+            events.send_modify(|n| *n += 1);
+            unannounced = 0;
+        }
     }
     {
         let mut s = lock(&state);

@@ -315,6 +315,16 @@ impl LineHistory {
         out
     }
 
+    /// The newest line (the incomplete one if any), for progress reports.
+    pub fn last_line(&self) -> String {
+        let partial = self.cleaner.partial();
+        if partial.is_empty() {
+            self.lines.back().cloned().unwrap_or_default()
+        } else {
+            partial
+        }
+    }
+
     pub fn clear(&mut self) {
         self.lines.clear();
     }

@@ -206,7 +206,7 @@ impl Session {
                 return done(Reason::Exit, None);
             }
             if Instant::now() >= next_progress {
-                let last_line = self.state().history.lines().pop().unwrap_or_default();
+                let last_line = self.state().history.last_line();
                 progress.report(start.elapsed(), &last_line);
                 next_progress = Instant::now() + PROGRESS_EVERY;
             }
