@@ -17,6 +17,8 @@ pub struct Cleaner {
     col: usize,
     utf8: Vec<u8>,
     utf8_need: usize,
+    /// The completed line handed to `emit`, reused so lines cost no allocation.
+    scratch: String,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -43,9 +45,25 @@ impl Cleaner {
     }
 
     /// Feeds bytes; every completed line is passed to `emit` (trailing spaces trimmed).
-    pub fn feed(&mut self, bytes: &[u8], emit: &mut impl FnMut(String)) {
-        for &b in bytes {
-            self.byte(b, emit);
+    pub fn feed(&mut self, bytes: &[u8], emit: &mut impl FnMut(&str)) {
+        let mut i = 0;
+        while i < bytes.len() {
+            // The common case, taken in runs: printable ASCII appended at the end of the line.
+            if self.esc == Esc::Ground && self.utf8_need == 0 && self.col == self.line.len() {
+                let run = bytes[i..]
+                    .iter()
+                    .take_while(|b| (0x20..0x7f).contains(*b))
+                    .count();
+                if run > 0 {
+                    let take = run.min(MAX_LINE_CHARS.saturating_sub(self.col));
+                    self.line.extend(bytes[i..i + take].iter().map(|&b| b as char));
+                    self.col += take;
+                    i += run;
+                    continue;
+                }
+            }
+            self.byte(bytes[i], emit);
+            i += 1;
         }
     }
 
@@ -55,7 +73,7 @@ impl Cleaner {
         s.trim_end().to_string()
     }
 
-    fn byte(&mut self, b: u8, emit: &mut impl FnMut(String)) {
+    fn byte(&mut self, b: u8, emit: &mut impl FnMut(&str)) {
         match self.esc {
             Esc::Ground => {}
             Esc::Escape => {
@@ -159,9 +177,15 @@ impl Cleaner {
         self.col += 1;
     }
 
-    fn newline(&mut self, emit: &mut impl FnMut(String)) {
-        let s: String = self.line.iter().collect();
-        emit(s.trim_end().to_string());
+    fn newline(&mut self, emit: &mut impl FnMut(&str)) {
+        let end = self
+            .line
+            .iter()
+            .rposition(|c| !c.is_whitespace())
+            .map_or(0, |i| i + 1);
+        self.scratch.clear();
+        self.scratch.extend(&self.line[..end]);
+        emit(&self.scratch);
         self.line.clear();
         self.col = 0;
     }
@@ -199,7 +223,7 @@ impl Cleaner {
 pub fn render(bytes: &[u8]) -> Vec<String> {
     let mut cleaner = Cleaner::new();
     let mut lines = Vec::new();
-    cleaner.feed(bytes, &mut |l| lines.push(l));
+    cleaner.feed(bytes, &mut |l| lines.push(l.to_string()));
     let partial = cleaner.partial();
     if !partial.is_empty() {
         lines.push(partial);
@@ -256,8 +280,8 @@ mod tests {
         let mut c = Cleaner::new();
         let mut lines = Vec::new();
         let bytes = "日本\n".as_bytes();
-        c.feed(&bytes[..2], &mut |l| lines.push(l));
-        c.feed(&bytes[2..], &mut |l| lines.push(l));
+        c.feed(&bytes[..2], &mut |l| lines.push(l.to_string()));
+        c.feed(&bytes[2..], &mut |l| lines.push(l.to_string()));
         assert_eq!(lines, vec!["日本"]);
         assert_eq!(render(b"a\xffb\n"), vec!["a\u{fffd}b"]);
     }
@@ -266,8 +290,8 @@ mod tests {
     fn escape_split_across_chunks() {
         let mut c = Cleaner::new();
         let mut lines = Vec::new();
-        c.feed(b"x\x1b[3", &mut |l| lines.push(l));
-        c.feed(b"1my\n", &mut |l| lines.push(l));
+        c.feed(b"x\x1b[3", &mut |l| lines.push(l.to_string()));
+        c.feed(b"1my\n", &mut |l| lines.push(l.to_string()));
         assert_eq!(lines, vec!["xy"]);
     }
 
@@ -297,11 +321,16 @@ impl LineHistory {
         let lines = &mut self.lines;
         let total = &mut self.total;
         self.cleaner.feed(bytes, &mut |l| {
-            lines.push_back(l);
+            // A full history recycles its oldest line's buffer.
+            let mut line = if lines.len() >= HISTORY_LINES {
+                lines.pop_front().unwrap_or_default()
+            } else {
+                String::new()
+            };
+            line.clear();
+            line.push_str(l);
+            lines.push_back(line);
             *total += 1;
-            if lines.len() > HISTORY_LINES {
-                lines.pop_front();
-            }
         });
     }
 

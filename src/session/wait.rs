@@ -101,9 +101,9 @@ impl StreamScan {
         let mut found = None;
         self.cleaner.feed(&unmasked, &mut |line| {
             if found.is_none()
-                && let Some(m) = re.find(&line)
+                && let Some(m) = re.find(line)
             {
-                found = Some((m.as_str().to_string(), line.clone()));
+                found = Some((m.as_str().to_string(), line.to_string()));
             }
         });
         if found.is_none() {

@@ -93,11 +93,13 @@ impl Session {
             let mut hit: Option<(String, String, Vec<String>)> = None;
             cleaner.feed(&unmasked, &mut |line| {
                 if hit.is_none()
-                    && let Some(t) = self.first_trigger(triggers, &line)
+                    && let Some(t) = self.first_trigger(triggers, line)
                 {
-                    hit = Some((t, line.clone(), recent.iter().cloned().collect()));
+                    hit = Some((t, line.to_string(), recent.iter().cloned().collect()));
                 }
-                recent.push_back(line);
+                if context_lines > 0 {
+                    recent.push_back(line.to_string());
+                }
                 if recent.len() > context_lines {
                     recent.pop_front();
                 }

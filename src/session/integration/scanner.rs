@@ -47,8 +47,18 @@ pub struct Scanner {
 impl Scanner {
     /// Scans a chunk that begins at absolute position `at`.
     pub fn feed(&mut self, bytes: &[u8], at: u64, marks: &mut Vec<Mark>) {
-        for (i, &b) in bytes.iter().enumerate() {
+        let mut i = 0;
+        while i < bytes.len() {
+            // Outside a sequence only ESC matters: jump to the next one.
+            if matches!(self.state, State::Ground) {
+                match memchr::memchr(0x1b, &bytes[i..]) {
+                    Some(k) => i += k,
+                    None => return,
+                }
+            }
+            let b = bytes[i];
             let pos = at + i as u64;
+            i += 1;
             match self.state {
                 State::Ground => {
                     if b == 0x1b {
