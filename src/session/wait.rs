@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
+use super::integration::MarkKind;
 use super::screen;
 use super::terminal::{Exit, Session};
 use super::text::Cleaner;
@@ -116,6 +117,19 @@ impl StreamScan {
     }
 }
 
+/// True when a command ended and the next prompt was drawn (`D`, then `B`) after mark `seq`.
+fn prompt_drawn_since(s: &super::terminal::State, seq: u64) -> bool {
+    let mut ended = false;
+    for m in s.marks_since(seq) {
+        match m.kind {
+            MarkKind::CommandEnd(_) => ended = true,
+            MarkKind::CommandStart if ended => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
 impl Session {
     /// Waits for `until`, looking at output from `since`, for at most `timeout`.
     pub async fn wait_until(
@@ -127,6 +141,7 @@ impl Session {
         progress: &dyn Progress,
     ) -> Outcome {
         let start = Instant::now();
+        let marks_at_start = self.state().marks_seen;
         let deadline = tokio::time::Instant::now() + timeout.min(MAX_WAIT * 6);
         let mut rx = self.subscribe();
         let mut scan = StreamScan {
@@ -180,10 +195,16 @@ impl Session {
                     } else {
                         // With prompt marks, a command between `C` and `D` is still running
                         // even when the shell itself owns the terminal (`read -p`).
-                        let shell_owns = self.foreground_group().is_none_or(|pg| pg == self.pid)
-                            && !self.state().command_running();
+                        let (running, prompted) = {
+                            let s = self.state();
+                            (s.command_running(), prompt_drawn_since(&s, marks_at_start))
+                        };
+                        let shell_owns =
+                            self.foreground_group().is_none_or(|pg| pg == self.pid) && !running;
+                        // A prompt drawn since the wait began says the command is over at once;
+                        // without marks, the output must also have settled.
                         let settled_at = last_output.max(start) + SETTLE;
-                        if shell_owns && Instant::now() >= settled_at {
+                        if shell_owns && (prompted || Instant::now() >= settled_at) {
                             return done(Reason::Exit, None);
                         }
                         wake_at = Some(if shell_owns {
