@@ -8,7 +8,8 @@
 //! `portable-pty` PTY of the same size, reading 64 KiB at a time until EOF. Each drain also
 //! records the CPU time of the reading side (the whole server process, or the bare reader's
 //! thread) per MB. Runs alternate, and the median of each is reported; a last figure is how
-//! long detecting a command's end takes in a shell without integration (`true`, until exit).
+//! long detecting a command's end takes (`true`, until exit; /bin/sh is dash, which prints
+//! prompt marks through its `PS1`).
 
 use std::io::Read;
 use std::time::Instant;
@@ -104,8 +105,8 @@ fn through_session(client: &mut Client, id: &str, until: Until) -> Drain {
 }
 
 /// Milliseconds from typing `true` to `terminal_wait` until exit returning: what detecting a
-/// command's end costs in a shell without integration (the shell owns the terminal again and
-/// output has settled), to set against the drain's wall time.
+/// command's end costs (the next prompt's marks, or without them the foreground group plus a
+/// settle), to set against the drain's wall time.
 fn exit_detection(client: &mut Client, id: &str) -> f64 {
     let times = (0..TAIL_RUNS)
         .map(|_| {
@@ -225,7 +226,7 @@ pub fn run() -> Vec<Row> {
         },
         Row {
             figure: format!(
-                "`true` then terminal_wait until exit, /bin/sh (no integration), median of {TAIL_RUNS}"
+                "`true` then terminal_wait until exit, /bin/sh (prompt marks), median of {TAIL_RUNS}"
             ),
             value: format!("{tail:.1} ms"),
             target: "",

@@ -56,7 +56,8 @@ impl Cleaner {
                     .count();
                 if run > 0 {
                     let take = run.min(MAX_LINE_CHARS.saturating_sub(self.col));
-                    self.line.extend(bytes[i..i + take].iter().map(|&b| b as char));
+                    self.line
+                        .extend(bytes[i..i + take].iter().map(|&b| b as char));
                     self.col += take;
                     i += run;
                     continue;
