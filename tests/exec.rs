@@ -233,12 +233,7 @@ async fn exec_is_refused_while_a_full_screen_program_runs() {
     }
     let server = start().await;
     let (id, _) = session(&server, "bash").await;
-    server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": "vim -u NONE -N\r", "returnOutput": "none"}),
-        )
-        .await;
+    server.type_in(&id, "vim -u NONE -N\r").await;
     server
         .ok(
             "terminal_wait",

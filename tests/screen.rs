@@ -22,12 +22,7 @@ async fn sh(server: &Server, cols: u32, rows: u32) -> String {
 
 /// Types a line without waiting for its output.
 async fn type_line(server: &Server, id: &str, line: &str) {
-    server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": format!("{line}\r"), "returnOutput": "none"}),
-        )
-        .await;
+    server.type_in(id, format!("{line}\r")).await;
 }
 
 /// Waits until `pattern` is on the screen.

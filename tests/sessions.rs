@@ -21,12 +21,7 @@ async fn sh(server: &Server) -> String {
 
 /// Types a line and waits until the command it starts has ended.
 async fn run(server: &Server, id: &str, line: &str) -> Value {
-    server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": format!("{line}\r"), "returnOutput": "none"}),
-        )
-        .await;
+    server.type_in(&id, format!("{line}\r")).await;
     let waited = server
         .ok(
             "terminal_wait",
@@ -55,12 +50,7 @@ async fn python_repl_answers_in_one_write() {
     }
     let server = start().await;
     let id = sh(&server).await;
-    server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": "python3 -q\r", "returnOutput": "none"}),
-        )
-        .await;
+    server.type_in(&id, "python3 -q\r").await;
     let ready = server
         .ok(
             "terminal_wait",
@@ -94,10 +84,7 @@ async fn vim_edits_and_saves_a_file() {
     let server = start().await;
     let id = sh(&server).await;
     server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": format!("vim -u NONE -N {}\r", file.display()), "returnOutput": "none"}),
-        )
+        .type_in(&id, format!("vim -u NONE -N {}\r", file.display()))
         .await;
     let opened = server
         .ok(
@@ -121,12 +108,7 @@ async fn vim_edits_and_saves_a_file() {
             json!({"sessionId": id, "key": "Escape"}),
         )
         .await;
-    server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": ":wq\r", "returnOutput": "none"}),
-        )
-        .await;
+    server.type_in(&id, ":wq\r").await;
     let done = server
         .ok("terminal_wait", json!({"sessionId": id, "until": "exit"}))
         .await;
@@ -139,12 +121,7 @@ async fn vim_edits_and_saves_a_file() {
 async fn ctrl_c_interrupts_a_long_command() {
     let server = start().await;
     let id = sh(&server).await;
-    server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": "sleep 100\r", "returnOutput": "none"}),
-        )
-        .await;
+    server.type_in(&id, "sleep 100\r").await;
     let waited = server
         .ok(
             "terminal_wait",
@@ -187,10 +164,7 @@ async fn less_pages_and_quits() {
     let server = start().await;
     let id = sh(&server).await;
     server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": format!("less {}\r", file.display()), "returnOutput": "none"}),
-        )
+        .type_in(&id, format!("less {}\r", file.display()))
         .await;
     server
         .ok(
@@ -216,12 +190,7 @@ async fn less_pages_and_quits() {
         )
         .await;
     assert_eq!(paged["matched"], true);
-    server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": "q", "returnOutput": "none"}),
-        )
-        .await;
+    server.type_in(&id, "q").await;
     let done = server
         .ok("terminal_wait", json!({"sessionId": id, "until": "exit"}))
         .await;
@@ -244,9 +213,7 @@ async fn a_program_that_queries_the_cursor_does_not_stall() {
             json!({"sessionId": id, "data": "clear\r"}),
         )
         .await;
-    server
-        .ok("terminal_write", json!({"sessionId": id, "data": format!("python3 {fixture}\r"), "returnOutput": "none"}))
-        .await;
+    server.type_in(&id, format!("python3 {fixture}\r")).await;
     let got = server
         .ok(
             "terminal_wait",
@@ -356,24 +323,14 @@ async fn since_returns_only_new_output() {
 async fn pattern_waits_never_match_the_typed_echo() {
     let server = start().await;
     let id = sh(&server).await;
-    server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": "sleep 0.3; echo do''ne\r", "returnOutput": "none"}),
-        )
-        .await;
+    server.type_in(&id, "sleep 0.3; echo do''ne\r").await;
     let waited = server
         .ok("terminal_wait", json!({"sessionId": id, "pattern": "done"}))
         .await;
     assert_eq!(waited["matched"], true);
     assert_eq!(waited["matchedLine"], "done", "{waited}");
     // The plain case the seed describes: the command line itself contains the pattern.
-    server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": "sleep 0.3; echo finished\r", "returnOutput": "none"}),
-        )
-        .await;
+    server.type_in(&id, "sleep 0.3; echo finished\r").await;
     let waited = server
         .ok(
             "terminal_wait",
@@ -393,16 +350,11 @@ async fn pattern_waits_never_match_the_typed_echo() {
 async fn exit_and_quiet_waits() {
     let server = start().await;
     let id = sh(&server).await;
-    server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": "sleep 0.5\r", "returnOutput": "none"}),
-        )
-        .await;
+    server.type_in(&id, "sleep 0.5\r").await;
     let waited = server.ok("terminal_wait", json!({"sessionId": id})).await;
     assert_eq!(waited["reason"], "exit", "{waited}");
     server
-        .ok("terminal_write", json!({"sessionId": id, "data": "echo a; sleep 0.2; echo b; sleep 60\r", "returnOutput": "none"}))
+        .type_in(&id, "echo a; sleep 0.2; echo b; sleep 60\r")
         .await;
     let quiet = server
         .ok(
@@ -423,9 +375,9 @@ async fn watch_returns_the_first_trigger_with_context() {
     let server = start().await;
     let id = sh(&server).await;
     let written = server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": "for i in 1 2 3; do echo tick $i; done; echo BUILD'' OK\r", "returnOutput": "none"}),
+        .type_in(
+            &id,
+            "for i in 1 2 3; do echo tick $i; done; echo BUILD'' OK\r",
         )
         .await;
     let fired = server
@@ -585,12 +537,7 @@ async fn transcripts_in_text_and_asciicast() {
 async fn stop_leaves_no_process_behind() {
     let server = start().await;
     let id = sh(&server).await;
-    server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": "sleep 300 & sleep 301\r", "returnOutput": "none"}),
-        )
-        .await;
+    server.type_in(&id, "sleep 300 & sleep 301\r").await;
     server
         .ok(
             "terminal_wait",
@@ -608,12 +555,7 @@ async fn stop_leaves_no_process_behind() {
 async fn client_disconnect_ends_every_session() {
     let server = start().await;
     let id = sh(&server).await;
-    server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": "sleep 302\r", "returnOutput": "none"}),
-        )
-        .await;
+    server.type_in(&id, "sleep 302\r").await;
     server
         .ok(
             "terminal_wait",

@@ -260,6 +260,15 @@ impl RawClient {
 }
 
 impl Server {
+    /// Types into a session and returns at once (`returnOutput: "none"`).
+    pub async fn type_in(&self, session: &str, data: impl AsRef<str>) -> Value {
+        self.ok(
+            "terminal_write",
+            serde_json::json!({"sessionId": session, "data": data.as_ref(), "returnOutput": "none"}),
+        )
+        .await
+    }
+
     /// Calls an extra tool through `terminal_extra`, expecting a tool error.
     pub async fn extra_err(&self, tool: &str, args: Value) -> String {
         self.err(
