@@ -21,7 +21,7 @@ async fn sh(server: &Server) -> String {
 
 /// Types a line and waits until the command it starts has ended.
 async fn run(server: &Server, id: &str, line: &str) -> Value {
-    server.type_in(&id, format!("{line}\r")).await;
+    server.type_in(id, format!("{line}\r")).await;
     let waited = server
         .ok(
             "terminal_wait",
