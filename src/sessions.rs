@@ -240,8 +240,8 @@ impl SessionManager {
                     busy: status.busy,
                     foreground: status.foreground,
                     idle_ms: status.idle.as_millis() as u64,
-                    cols: s.shape.size.cols,
-                    rows: s.shape.size.rows,
+                    cols: status.size.cols,
+                    rows: status.size.rows,
                 }
             })
             .collect()

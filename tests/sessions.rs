@@ -677,3 +677,32 @@ async fn no_descriptor_of_the_server_leaks_into_a_session() {
     }
     server.stop().await;
 }
+
+#[tokio::test]
+async fn resize_reaches_the_program_and_the_list() {
+    let server = start().await;
+    let id = sh(&server).await;
+    let resized = server
+        .extra(
+            "terminal_resize",
+            json!({"sessionId": id, "cols": 80, "rows": 20}),
+        )
+        .await;
+    assert_eq!(resized, json!({"cols": 80, "rows": 20}));
+    let listed = server.ok("terminal_list", json!({})).await;
+    assert_eq!(
+        (
+            listed["sessions"][0]["cols"].clone(),
+            listed["sessions"][0]["rows"].clone()
+        ),
+        (json!(80), json!(20))
+    );
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "stty size"}),
+        )
+        .await;
+    assert_eq!(r["output"], "20 80", "{r}");
+    server.stop().await;
+}

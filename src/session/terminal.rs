@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use alacritty_terminal::grid::Dimensions;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use tokio::sync::{oneshot, watch};
 
@@ -59,6 +60,8 @@ pub struct Status {
     pub cwd: PathBuf,
     /// Since the last call or output.
     pub idle: Duration,
+    /// The terminal's size now (after any resize).
+    pub size: Size,
 }
 
 /// How the session's main process ended.
@@ -331,13 +334,19 @@ impl Session {
 
     /// What `terminal_list` shows, read with one short lock.
     pub fn status(&self) -> Status {
-        let (exited, last_output, reported_cwd, running) = {
+        let (exited, last_output, reported_cwd, running, size) = {
             let s = self.state();
+            let grid = s.emu.term().grid();
+            let size = Size {
+                cols: grid.columns() as u16,
+                rows: grid.screen_lines() as u16,
+            };
             (
                 s.exit.is_some(),
                 s.last_output,
                 s.reported_cwd.clone(),
                 s.command_running(),
+                size,
             )
         };
         let used = *self.last_used.lock().unwrap_or_else(|e| e.into_inner());
@@ -351,6 +360,7 @@ impl Session {
                 .or_else(|| platform::process_cwd(self.pid))
                 .unwrap_or_else(|| self.shape.cwd.clone()),
             idle: used.max(last_output).elapsed(),
+            size,
         }
     }
 

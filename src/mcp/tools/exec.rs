@@ -18,7 +18,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_exec",
             "Run a command",
-            "Run a command at a session's prompt: output, exitCode and cwd once it ends.",
+            "Run a command at a session's prompt: output, exitCode, cwd once it ends.",
             Hints::RUNS_COMMANDS,
             exec,
         ),
@@ -45,7 +45,7 @@ pub struct ExecParams {
     pub session_id: String,
     pub command: String,
     #[serde(default = "thirty_seconds")]
-    #[schemars(range(min = 1, max = 600000))]
+    #[schemars(range(max = 600000))]
     pub timeout: u64,
     #[serde(default = "two_hundred")]
     #[schemars(range(min = 1, max = 100000))]

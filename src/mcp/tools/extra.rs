@@ -45,7 +45,7 @@ pub struct ExtraParams {
 /// The declaration of `terminal_extra`, naming the extras so an agent knows they exist.
 pub fn declaration(extras: &[&'static str]) -> Tool {
     let description = format!(
-        "More tools ({{list:true}}: schemas; {{tool, args}}: call one): {}.",
+        "More tools; {{list:true}} for schemas, {{tool,args}} to call: {}.",
         compact_names(extras)
     );
     let mut output = JsonObject::new();

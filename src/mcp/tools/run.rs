@@ -24,7 +24,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_run",
             "Run a program",
-            "Run a program to completion (cmd + args; shell:true for pipes): exit code, capped stdout/stderr, parsed git output.",
+            "Run a program (cmd + args; shell:true for pipes): exit code, capped stdout/stderr, git parsed.",
             Hints::RUNS_COMMANDS,
             run,
         ),

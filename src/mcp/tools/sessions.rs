@@ -19,7 +19,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_start",
             "Start a terminal",
-            "Open a shell on a real terminal (or one program: `command`); returns sessionId.",
+            "Open a shell on a real terminal (or one program: `command`).",
             Hints::ADDITIVE,
             start,
         ),
@@ -33,7 +33,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_stop",
             "Stop a terminal",
-            "End a session and its process tree; optional snapshot and transcript (.cast).",
+            "End a session and its process tree; optional snapshot, transcript (.cast).",
             Hints::ENDS,
             stop,
         ),

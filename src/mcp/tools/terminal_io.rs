@@ -17,7 +17,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_write",
             "Type into a terminal",
-            "Type into a session (\\r = Enter); returns the output once idle.",
+            "Type into a session (\\r = Enter); returns output once idle.",
             Hints::RUNS_COMMANDS,
             write,
         ),
@@ -31,7 +31,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_read",
             "Read a terminal",
-            "Output since `since` (default: last read), once idle; view:screen shows the screen, cursor ▌.",
+            "Output since `since` (default: last read), once idle; view:screen for the screen.",
             Hints::READ_ONLY,
             read,
         ),
@@ -174,8 +174,8 @@ pub struct ReadParams {
     pub view: View,
     #[serde(default)]
     pub raw: bool,
+    // Pages back from the current screen; past the oldest is the oldest.
     #[serde(default)]
-    #[schemars(range(min = 0, max = 100000))]
     pub page: usize,
     #[serde(default = "yes")]
     pub join_wrapped: bool,

@@ -17,8 +17,8 @@ pub fn tools() -> Vec<ToolDef> {
     vec![
         ToolDef::new(
             "terminal_wait",
-            "Wait on a terminal",
-            "Wait for a regex (stream or screen; never your own echo), the command's end (until:exit) or quiet.",
+            "Wait on output",
+            "Wait for a regex (never your own echo), the command's end (until:exit) or quiet output.",
             Hints::READ_ONLY,
             wait,
         ),
@@ -82,7 +82,7 @@ pub struct WaitParams {
     #[serde(default)]
     pub on: OnParam,
     #[serde(default = "thirty_seconds")]
-    #[schemars(range(min = 1, max = 600000))]
+    #[schemars(range(max = 600000))]
     pub timeout: u64,
     #[serde(default)]
     pub return_mode: ReturnMode,
