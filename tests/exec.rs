@@ -345,3 +345,39 @@ async fn retry_until_success_and_diff() {
     assert_eq!(d["identical"], true);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_prompt_framework_that_rewrites_ps1_still_gets_exact_results() {
+    // Like starship or powerlevel10k: the prompt is rebuilt before every prompt, so the
+    // `PS1` that carried termpilot's prompt marks is replaced.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join(".bashrc"),
+        "PROMPT_COMMAND=\"${PROMPT_COMMAND:+$PROMPT_COMMAND;}PS1='fancy> '\"\n",
+    )
+    .unwrap();
+    let server = start().await;
+    let started = server
+        .ok(
+            "terminal_start",
+            json!({"shell": "bash", "env": {"HOME": home.path()}}),
+        )
+        .await;
+    let id = started["sessionId"].as_str().unwrap();
+    let r = exec(&server, id, "echo hi").await;
+    assert_eq!(r["output"], "hi", "{r}");
+    assert_eq!(r["exitCode"], 0);
+    assert_eq!(exec(&server, id, "false").await["exitCode"], 1);
+    assert!(screen_text(&server, id).await.contains("fancy> "));
+    server.stop().await;
+}
+
+async fn screen_text(server: &Server, id: &str) -> String {
+    let read = server
+        .ok(
+            "terminal_read",
+            json!({"sessionId": id, "view": "screen", "cursor": false}),
+        )
+        .await;
+    read["text"].as_str().unwrap().to_string()
+}

@@ -252,7 +252,7 @@ impl Session {
                 let s = self.state();
                 let finished = match mode {
                     Mode::Osc133 => finished_by_marks(&s, seq0, ends_expected),
-                    Mode::ProcessGroup => None,
+                    Mode::ProcessGroup => ByMarks::Running,
                 };
                 (
                     s.last_output,
@@ -261,10 +261,21 @@ impl Session {
                     s.exit.is_some() || s.eof,
                 )
             };
-            if let Some(done) = finished {
-                return done;
-            }
             let mut wake = deadline.min(next_progress);
+            match finished {
+                ByMarks::Done { to, exit } => return End::Done { to, exit },
+                ByMarks::Ended { to, exit } => {
+                    // No prompt mark follows: accept the end once the shell owns the terminal
+                    // and the output has settled.
+                    let settled_at = last_output + SETTLE;
+                    let shell_owns = self.foreground_group().is_none_or(|pg| pg == self.pid);
+                    if shell_owns && now >= settled_at {
+                        return End::Done { to, exit };
+                    }
+                    wake = wake.min(settled_at.max(now + Duration::from_millis(1)));
+                }
+                ByMarks::Running => {}
+            }
             if mode == Mode::ProcessGroup {
                 let echoed = self.state().log.since(pos0).1.contains(&b'\n');
                 let shell_owns = self.foreground_group().is_none_or(|pg| pg == self.pid);
@@ -355,9 +366,20 @@ impl Session {
     }
 }
 
-/// With marks: the command has ended once the expected number of `D` marks arrived and the
-/// next prompt's `B` followed the last one.
-fn finished_by_marks(s: &super::terminal::State, seq0: u64, ends_expected: u64) -> Option<End> {
+/// What the marks since the command was typed say.
+enum ByMarks {
+    /// Still running (or not started).
+    Running,
+    /// The expected `D` marks arrived, but no prompt `B` after them (yet): a prompt
+    /// framework may have replaced the `PS1` that carries `B`.
+    Ended { to: u64, exit: Option<i32> },
+    /// Ended, and the next prompt is drawn.
+    Done { to: u64, exit: Option<i32> },
+}
+
+/// With marks: the command has ended once the expected number of `D` marks arrived; it is
+/// certainly over once the next prompt's `B` followed the last one.
+fn finished_by_marks(s: &super::terminal::State, seq0: u64, ends_expected: u64) -> ByMarks {
     let mut ends = 0;
     let mut last_end: Option<(u64, Option<i32>)> = None;
     let mut prompt_after_end = false;
@@ -373,10 +395,9 @@ fn finished_by_marks(s: &super::terminal::State, seq0: u64, ends_expected: u64) 
         }
     }
     match last_end {
-        Some((to, exit)) if ends >= ends_expected && prompt_after_end => {
-            Some(End::Done { to, exit })
-        }
-        _ => None,
+        Some((to, exit)) if ends >= ends_expected && prompt_after_end => ByMarks::Done { to, exit },
+        Some((to, exit)) if ends >= ends_expected => ByMarks::Ended { to, exit },
+        _ => ByMarks::Running,
     }
 }
 

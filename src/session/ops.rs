@@ -32,18 +32,23 @@ pub struct OutputRead {
 
 /// A new session is ready once its prompt is drawn: at most this long is waited for it.
 pub const READY_MAX: Duration = Duration::from_secs(5);
-/// Without prompt marks, "drawn" means output that has been still this long.
+/// Without a prompt's `B` mark, "drawn" means output that has been still this long…
 pub const READY_IDLE: Duration = Duration::from_millis(150);
+/// …or this long for a hooked shell that printed no mark at all.
+pub const READY_IDLE_UNMARKED: Duration = Duration::from_secs(1);
 
 impl Session {
-    /// Waits until the shell's first prompt is drawn (its `B` mark when the shell has hooks,
-    /// else output followed by [`READY_IDLE`] of quiet), the program exits, or [`READY_MAX`].
+    /// Waits until the shell's first prompt is drawn, the program exits, or [`READY_MAX`].
+    /// "Drawn" is the prompt's `B` mark when the shell has hooks; output followed by
+    /// [`READY_IDLE`] of quiet once any mark came (a prompt framework may drop `B`), or
+    /// without hooks; and with hooks but no mark at all (the user's startup files broke
+    /// them), output followed by [`READY_IDLE_UNMARKED`] of quiet.
     pub async fn wait_ready(&self, cancel: &CancellationToken) {
         let deadline = tokio::time::Instant::now() + READY_MAX;
         let mut rx = self.subscribe();
         loop {
             rx.borrow_and_update();
-            let (prompted, printed, last_output, gone) = {
+            let (prompted, marked, printed, last_output, gone) = {
                 let s = self.state();
                 let prompted = s
                     .marks
@@ -51,6 +56,7 @@ impl Session {
                     .any(|m| m.kind == super::integration::MarkKind::CommandStart);
                 (
                     prompted,
+                    s.marks_seen > 0,
                     s.log.end() > 0,
                     s.last_output,
                     s.exit.is_some() || s.eof,
@@ -59,12 +65,16 @@ impl Session {
             if prompted || gone {
                 return;
             }
-            let idle_at = tokio::time::Instant::from_std(last_output + READY_IDLE);
-            let settle_counts = printed && (!self.hooked || self.is_command());
-            if settle_counts && tokio::time::Instant::now() >= idle_at {
+            let quiet = if marked || !self.hooked || self.is_command() {
+                READY_IDLE
+            } else {
+                READY_IDLE_UNMARKED
+            };
+            let idle_at = tokio::time::Instant::from_std(last_output + quiet);
+            if printed && tokio::time::Instant::now() >= idle_at {
                 return;
             }
-            let wake = if settle_counts {
+            let wake = if printed {
                 idle_at.min(deadline)
             } else {
                 deadline
