@@ -381,3 +381,79 @@ async fn screen_text(server: &Server, id: &str) -> String {
         .await;
     read["text"].as_str().unwrap().to_string()
 }
+
+#[tokio::test]
+async fn unusual_startup_files_do_not_break_exec() {
+    // `set -u`, and a PROMPT_COMMAND assigned (not appended) after ours would be: the
+    // command must still end, and the session must not stay "running".
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join(".bashrc"),
+        "set -u\nPROMPT_COMMAND='history -a'\n",
+    )
+    .unwrap();
+    let server = start().await;
+    let started = server
+        .ok(
+            "terminal_start",
+            json!({"shell": "bash", "env": {"HOME": home.path()}}),
+        )
+        .await;
+    let id = started["sessionId"].as_str().unwrap();
+    assert!(
+        !started["banner"].as_str().unwrap().contains("unbound"),
+        "{started}"
+    );
+    assert_eq!(exec(&server, id, "echo one").await["output"], "one");
+    // Re-reading the rc replaces our PROMPT_COMMAND: no more end marks, only prompt marks.
+    exec(&server, id, "source ~/.bashrc").await;
+    let r = exec(&server, id, "echo two").await;
+    assert_eq!(r["output"], "two", "{r}");
+    assert_eq!(r["waitingForInput"], Value::Null, "{r}");
+    let listed = server.ok("terminal_list", json!({})).await;
+    assert_eq!(listed["sessions"][0]["busy"], false, "{listed}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn dash_keeps_its_prompt_to_itself() {
+    let server = start().await;
+    let (id, _) = session(&server, "/bin/sh").await;
+    let r = exec(&server, &id, "env | grep -c '^PS1=' || true").await;
+    assert_eq!(r["output"], "0", "the marked prompt is not exported: {r}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn zsh_with_nounset_and_an_xdg_zdotdir() {
+    if !has("zsh") {
+        eprintln!("skipped: zsh is not installed");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let conf = home.path().join(".config/zsh");
+    std::fs::create_dir_all(&conf).unwrap();
+    std::fs::write(
+        home.path().join(".zshenv"),
+        "export ZDOTDIR=\"$HOME/.config/zsh\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        conf.join(".zshrc"),
+        "setopt nounset\nexport FROM_XDG_ZSHRC=yes\n",
+    )
+    .unwrap();
+    let server = start().await;
+    let started = server
+        .ok(
+            "terminal_start",
+            json!({"shell": "zsh", "env": {"HOME": home.path()}}),
+        )
+        .await;
+    assert_eq!(started["integration"], "osc133", "{started}");
+    let id = started["sessionId"].as_str().unwrap();
+    let r = exec(&server, id, "echo $FROM_XDG_ZSHRC").await;
+    assert_eq!(r["output"], "yes", "{r}");
+    assert_eq!(r["exitCode"], 0);
+    server.stop().await;
+}

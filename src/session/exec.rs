@@ -342,19 +342,17 @@ impl Session {
     /// True while the shell is running a command it started after mark `seq0`.
     fn command_open(&self, seq0: u64) -> bool {
         let s = self.state();
-        let mut open = false;
-        for m in s.marks_since(seq0) {
-            match m.kind {
-                MarkKind::OutputStart => open = true,
-                MarkKind::CommandEnd(_) => open = false,
-                _ => {}
-            }
+        if s.marks_output_start() {
+            return s.command_running();
         }
-        // Shells without a `C` mark (dash) give no sign of a start: a read by the shell
-        // itself before any end mark is the command's.
-        open || !s
-            .marks_since(seq0)
-            .any(|m| matches!(m.kind, MarkKind::CommandEnd(_)))
+        // Shells without a `C` mark (dash) give no sign of a start: until the next prompt's
+        // marks arrive, a read by the shell itself is the command's.
+        !s.marks_since(seq0).any(|m| {
+            matches!(
+                m.kind,
+                MarkKind::CommandEnd(_) | MarkKind::PromptStart | MarkKind::CommandStart
+            )
+        })
     }
 
     /// The screen line the cursor is on: a waiting program's prompt.
@@ -383,12 +381,22 @@ fn finished_by_marks(s: &super::terminal::State, seq0: u64, ends_expected: u64) 
     let mut ends = 0;
     let mut last_end: Option<(u64, Option<i32>)> = None;
     let mut prompt_after_end = false;
+    let mut open = false;
     for m in s.marks_since(seq0) {
         match m.kind {
+            MarkKind::OutputStart => open = true,
             MarkKind::CommandEnd(code) => {
                 ends += 1;
                 last_end = Some((m.start, code));
                 prompt_after_end = false;
+                open = false;
+            }
+            // A prompt after `C` with no `D` between: the command ended, status unknown.
+            MarkKind::PromptStart | MarkKind::CommandStart if open => {
+                ends += 1;
+                last_end = Some((m.start, None));
+                prompt_after_end = m.kind == MarkKind::CommandStart;
+                open = false;
             }
             MarkKind::CommandStart if last_end.is_some() => prompt_after_end = true,
             _ => {}

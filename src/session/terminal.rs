@@ -108,13 +108,25 @@ impl State {
     }
 
     /// True while the last output-start mark (`C`) has no end mark (`D`) after it.
+    ///
+    /// A prompt mark (`A`, `B`) after `C` also ends the command: a hook that failed to print
+    /// `D` (an rc file's `set -u`, a replaced `PROMPT_COMMAND`) must not leave it running.
     pub fn command_running(&self) -> bool {
-        let last = self
-            .marks
-            .iter()
-            .rev()
-            .find(|m| matches!(m.kind, MarkKind::OutputStart | MarkKind::CommandEnd(_)));
+        let last = self.marks.iter().rev().find(|m| {
+            matches!(
+                m.kind,
+                MarkKind::OutputStart
+                    | MarkKind::CommandEnd(_)
+                    | MarkKind::PromptStart
+                    | MarkKind::CommandStart
+            )
+        });
         matches!(last.map(|m| &m.kind), Some(MarkKind::OutputStart))
+    }
+
+    /// True when this shell marks output starts (`C`); dash's prompt-only marks do not.
+    pub fn marks_output_start(&self) -> bool {
+        self.marks.iter().any(|m| m.kind == MarkKind::OutputStart)
     }
 
     /// True once the shell has printed a prompt mark: its commands can be followed exactly.
@@ -177,24 +189,19 @@ impl Session {
             .map_err(|e| Error::Other(format!("Could not open a pseudo-terminal ({e}); too many may be open, stop some sessions.")))?;
         let mut cmd = CommandBuilder::new(&shape.shell.program);
         let mut integration_env = Vec::new();
+        let mut integration_remove = Vec::new();
         let mut hooked = false;
         match &shape.command {
             Some(command) => cmd.args(shape.shell.command_args(command)),
-            None => {
-                let ps1 = shape
-                    .env
-                    .iter()
-                    .find(|(k, _)| k == "PS1")
-                    .map(|(_, v)| v.as_str());
-                match integration::prepare(&shape.shell, shape.login, ps1)? {
-                    Some(launch) => {
-                        cmd.args(launch.args);
-                        integration_env = launch.env;
-                        hooked = true;
-                    }
-                    None => cmd.args(shape.shell.interactive_args(shape.login)),
+            None => match integration::prepare(&shape.shell, shape.login, &shape.env)? {
+                Some(launch) => {
+                    cmd.args(launch.args);
+                    integration_env = launch.env;
+                    integration_remove = launch.remove_env;
+                    hooked = true;
                 }
-            }
+                None => cmd.args(shape.shell.interactive_args(shape.login)),
+            },
         }
         cmd.cwd(&shape.cwd);
         for (k, v) in CHILD_ENV {
@@ -209,6 +216,9 @@ impl Session {
         // After the session's env: integration wraps the PS1 the caller asked for.
         for (k, v) in &integration_env {
             cmd.env(k, v);
+        }
+        for k in &integration_remove {
+            cmd.env_remove(k);
         }
         let mut child = pair.slave.spawn_command(cmd).map_err(|e| {
             Error::Other(format!(

@@ -11,17 +11,17 @@ else
     [ -r ~/.bashrc ] && . ~/.bashrc
 fi
 unset __TP_LOGIN
-if [ -n "$__TP_PS1" ]; then PS1="$__TP_PS1"; fi
+if [ -n "${__TP_PS1-}" ]; then PS1="$__TP_PS1"; fi
 unset __TP_PS1
 
 __tp_prompt() {
     local ec=$?
-    printf '\033]133;D;%s\007\033]7;file://%s%s\007' "$ec" "${HOSTNAME:-localhost}" "$PWD"
+    printf '\033]133;D;%s\007\033]7;file://%s%s\007' "$ec" "${HOSTNAME:-localhost}" "${PWD//%/%25}"
     return $ec
 }
-case ";$PROMPT_COMMAND;" in
+case ";${PROMPT_COMMAND-};" in
     *";__tp_prompt;"*) ;;
     *) PROMPT_COMMAND="__tp_prompt${PROMPT_COMMAND:+;$PROMPT_COMMAND}" ;;
 esac
-PS1='\[\033]133;A\007\]'"$PS1"'\[\033]133;B\007\]'
-PS0=$'\033]133;C\007'
+PS1='\[\033]133;A\007\]'"${PS1-}"'\[\033]133;B\007\]'
+PS0="${PS0-}"$'\033]133;C\007'

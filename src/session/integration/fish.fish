@@ -11,7 +11,7 @@ function __tp_prompt_start --on-event fish_prompt
         printf '\e]133;D;%s\a' $__tp_status
         set -e __tp_status
     end
-    printf '\e]7;file://%s%s\a\e]133;A\a' (hostname 2>/dev/null; or echo localhost) $PWD
+    printf '\e]7;file://%s%s\a\e]133;A\a' $hostname (string replace -a % %25 -- $PWD)
 end
 functions -c fish_prompt __tp_user_prompt
 function fish_prompt

@@ -9,9 +9,9 @@
 //! - zsh: `ZDOTDIR` pointing at ours, whose files source the user's;
 //! - fish: `--init-command` after the user's configuration;
 //! - PowerShell: a prompt function dot-sourced at start (written, not testable here);
-//! - dash (and bash started as `sh`): `PS1` itself carries `D`, OSC 7, `A` and `B`, since
-//!   those shells expand `$?` and `$PWD` in prompts (there is no `C`: output starts after the
-//!   echoed command line).
+//! - dash (and bash started as `sh`): an `$ENV` file sets a `PS1` that itself carries `D`,
+//!   OSC 7, `A` and `B`, since those shells expand `$?` and `$PWD` in prompts (there is no
+//!   `C`: output starts after the echoed command line).
 //!
 //! Other shells get nothing and are followed through the foreground process group instead.
 //! [`Scanner`] finds the marks in the byte stream.
@@ -33,6 +33,7 @@ const ZSHRC: &str = include_str!("zshrc.zsh");
 const ZLOGIN: &str = include_str!("zlogin.zsh");
 const FISH: &str = include_str!("fish.fish");
 const POWERSHELL: &str = include_str!("powershell.ps1");
+const SH: &str = include_str!("sh.sh");
 
 /// How a session's commands are followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,11 +59,17 @@ pub struct Launch {
     /// Replaces the shell's usual interactive arguments.
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
+    /// Variables the shell must not inherit.
+    pub remove_env: Vec<String>,
 }
 
-/// Prepares `shell` for integration; `None` when this shell gets none. `ps1` is the prompt the
-/// caller asked for (the session's `PS1`), kept inside the marks.
-pub fn prepare(shell: &Shell, login: bool, ps1: Option<&str>) -> Result<Option<Launch>> {
+/// Prepares `shell` for integration; `None` when this shell gets none. `env` is the session's
+/// own environment: its `PS1` is kept inside the marks, its `ZDOTDIR` (or the server's) is
+/// where a zsh user's files are.
+pub fn prepare(shell: &Shell, login: bool, env: &[(String, String)]) -> Result<Option<Launch>> {
+    let asked = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    let ps1 = asked("PS1");
+    let ps1 = ps1.as_deref();
     let mut launch = Launch::default();
     if let Some(ps1) = ps1 {
         launch.env.push(("__TP_PS1".into(), ps1.into()));
@@ -85,12 +92,13 @@ pub fn prepare(shell: &Shell, login: bool, ps1: Option<&str>) -> Result<Option<L
             ] {
                 write_in(&dir, name, body)?;
             }
-            let user = std::env::var("ZDOTDIR")
-                .ok()
+            // Without one, the script uses the shell's own $HOME (which `env` may set).
+            if let Some(user) = asked("ZDOTDIR")
+                .or_else(|| std::env::var("ZDOTDIR").ok())
                 .filter(|d| !d.is_empty())
-                .or_else(|| std::env::var("HOME").ok())
-                .unwrap_or_default();
-            launch.env.push(("__TP_USER_ZDOTDIR".into(), user));
+            {
+                launch.env.push(("__TP_USER_ZDOTDIR".into(), user));
+            }
             launch.env.push(("ZDOTDIR".into(), path_arg(&dir)));
             launch.args = if login {
                 vec!["-l".into()]
@@ -119,11 +127,20 @@ pub fn prepare(shell: &Shell, login: bool, ps1: Option<&str>) -> Result<Option<L
             ];
         }
         ShellKind::Sh if expands_prompt(&shell.program) => {
+            let env_file = write("sh.sh", SH)?;
             launch.env.retain(|(k, _)| k != "__TP_PS1");
-            launch.env.push(("PS1".into(), sh_prompt(ps1)));
-            if login {
-                launch.args = vec!["-l".into()];
+            launch.env.push(("__TP_PS1".into(), sh_prompt_text(ps1)));
+            if let Ok(user_env) = std::env::var("ENV") {
+                launch.env.push(("__TP_USER_ENV".into(), user_env));
             }
+            launch.env.push(("ENV".into(), path_arg(&env_file)));
+            // The prompt is set by the ENV file, unexported.
+            launch.remove_env.push("PS1".into());
+            launch.args = if login {
+                vec!["-l".into()]
+            } else {
+                vec!["-i".into()]
+            };
         }
         _ => return Ok(None),
     }
@@ -139,17 +156,16 @@ fn expands_prompt(program: &Path) -> bool {
     )
 }
 
-/// A `PS1` for dash that prints the marks around the prompt itself.
-fn sh_prompt(ps1: Option<&str>) -> String {
-    let shown = ps1.map(String::from).unwrap_or_else(|| {
+/// The prompt text dash shows inside its marks: the caller's, else `$ ` (`# ` for root).
+fn sh_prompt_text(ps1: Option<&str>) -> String {
+    ps1.map(String::from).unwrap_or_else(|| {
         // SAFETY: geteuid has no preconditions.
         #[cfg(unix)]
         let root = unsafe { libc::geteuid() } == 0;
         #[cfg(not(unix))]
         let root = false;
         if root { "# " } else { "$ " }.to_string()
-    });
-    format!("\x1b]133;D;$?\x07\x1b]7;file://localhost$PWD\x07\x1b]133;A\x07{shown}\x1b]133;B\x07")
+    })
 }
 
 fn write(name: &str, body: &str) -> Result<std::path::PathBuf> {
