@@ -457,3 +457,33 @@ async fn zsh_with_nounset_and_an_xdg_zdotdir() {
     assert_eq!(r["exitCode"], 0);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn waiting_on_a_timer_is_not_waiting_for_input_but_vim_is() {
+    if !has("python3") {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let server = start().await;
+    let (id, _) = session(&server, "bash").await;
+    // Quiet for over a second, blocked in select() with no descriptor to read.
+    let r = exec(
+        &server,
+        &id,
+        "python3 -c 'import select; select.select([], [], [], 1.2); print(\"done\")'",
+    )
+    .await;
+    assert_eq!(r["output"], "done", "{r}");
+    assert_eq!(r["waitingForInput"], Value::Null, "{r}");
+    if has("vim") {
+        let r = exec(&server, &id, "vim -u NONE -N").await;
+        assert_eq!(r["waitingForInput"], true, "{r}");
+        server
+            .ok("terminal_write", json!({"sessionId": id, "data": ":q!\r"}))
+            .await;
+        server
+            .ok("terminal_wait", json!({"sessionId": id, "until": "exit"}))
+            .await;
+    }
+    server.stop().await;
+}

@@ -164,27 +164,114 @@ pub fn group_members(pgid: i32) -> Vec<i32> {
         .collect()
 }
 
-/// System call numbers that mean "waiting to read input" (Linux).
-#[cfg(target_arch = "x86_64")]
-const READS: &[i64] = &[0, 17, 19, 295]; // read, pread64, readv, preadv
-#[cfg(target_arch = "x86_64")]
-const POLLS: &[i64] = &[7, 23, 232, 270, 271, 281, 441]; // poll, select, epoll_wait, pselect6, ppoll, epoll_pwait, epoll_pwait2
-#[cfg(target_arch = "aarch64")]
-const READS: &[i64] = &[63, 67, 65, 69]; // read, pread64, readv, preadv
-#[cfg(target_arch = "aarch64")]
-const POLLS: &[i64] = &[72, 73, 22, 441]; // pselect6, ppoll, epoll_pwait, epoll_pwait2
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const READS: &[i64] = &[];
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const POLLS: &[i64] = &[];
+/// How a blocked system call waits for input (Linux, by architecture).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Waits {
+    /// read/readv/pread: argument 0 is the descriptor.
+    Read,
+    /// poll/ppoll: argument 0 points at `struct pollfd[argument 1]`.
+    Poll,
+    /// select/pselect6: argument 0 is nfds, argument 1 points at the read set.
+    Select,
+    /// epoll_wait family: argument 0 is the epoll descriptor.
+    Epoll,
+}
+
+fn classify(nr: i64) -> Option<Waits> {
+    #[cfg(target_arch = "x86_64")]
+    let table: &[(i64, Waits)] = &[
+        (0, Waits::Read),
+        (17, Waits::Read),
+        (19, Waits::Read),
+        (295, Waits::Read),
+        (7, Waits::Poll),
+        (271, Waits::Poll),
+        (23, Waits::Select),
+        (270, Waits::Select),
+        (232, Waits::Epoll),
+        (281, Waits::Epoll),
+        (441, Waits::Epoll),
+    ];
+    #[cfg(target_arch = "aarch64")]
+    let table: &[(i64, Waits)] = &[
+        (63, Waits::Read),
+        (65, Waits::Read),
+        (67, Waits::Read),
+        (69, Waits::Read),
+        (73, Waits::Poll),
+        (72, Waits::Select),
+        (22, Waits::Epoll),
+        (441, Waits::Epoll),
+    ];
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let table: &[(i64, Waits)] = &[];
+    table.iter().find(|(n, _)| *n == nr).map(|(_, w)| *w)
+}
+
+/// Reads `len` bytes of process `pid`'s memory at `addr` (our own descendants may be read).
+fn read_memory(pid: i32, addr: u64, len: usize) -> Option<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut mem = std::fs::File::open(format!("/proc/{pid}/mem")).ok()?;
+    mem.seek(SeekFrom::Start(addr)).ok()?;
+    let mut buf = vec![0; len];
+    mem.read_exact(&mut buf).ok()?;
+    Some(buf)
+}
+
+/// True when descriptor `fd` of `pid` is `tty`.
+fn fd_is(pid: i32, fd: i64, tty: &std::path::Path) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|p| p == tty)
+}
+
+/// The descriptors a blocked call of `pid` waits to read, when they can be told.
+fn waited_fds(pid: i32, kind: Waits, args: &[u64]) -> Vec<i64> {
+    let arg = |i: usize| args.get(i).copied().unwrap_or(0);
+    match kind {
+        Waits::Read => vec![arg(0) as i64],
+        Waits::Poll => {
+            let n = (arg(1) as usize).min(1024);
+            let Some(raw) = read_memory(pid, arg(0), n * 8) else {
+                return Vec::new();
+            };
+            raw.chunks_exact(8)
+                .filter(|p| i16::from_ne_bytes([p[4], p[5]]) & libc::POLLIN != 0)
+                .map(|p| i32::from_ne_bytes([p[0], p[1], p[2], p[3]]) as i64)
+                .collect()
+        }
+        Waits::Select => {
+            let nfds = (arg(0) as usize).min(1024);
+            if arg(1) == 0 || nfds == 0 {
+                return Vec::new();
+            }
+            let Some(set) = read_memory(pid, arg(1), nfds.div_ceil(8)) else {
+                return Vec::new();
+            };
+            (0..nfds)
+                .filter(|&fd| set[fd / 8] & (1 << (fd % 8)) != 0)
+                .map(|fd| fd as i64)
+                .collect()
+        }
+        Waits::Epoll => {
+            let Ok(info) = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{}", arg(0))) else {
+                return Vec::new();
+            };
+            info.lines()
+                .filter_map(|l| l.strip_prefix("tfd:"))
+                .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
+                .collect()
+        }
+    }
+}
 
 /// True when some process of group `pgid` sleeps waiting for input from `tty`.
 ///
-/// The rule (Linux): a member is asleep (`S`) in a read-family system call whose file
-/// descriptor is `tty`, or in a poll/select-family call while its standard input is `tty`
-/// (full-screen programs such as vim wait that way). `/proc/<pid>/syscall` names the call and
-/// its first argument. Costs a handful of small `/proc` reads; callers ask only after output
-/// has been quiet for a while.
+/// The rule (Linux): a member is asleep (`S`) in a system call that waits to read, and one of
+/// the descriptors it waits on is `tty`: the descriptor of a read, the POLLIN entries of a
+/// poll, the read set of a select, the watched descriptors of an epoll (its fdinfo).
+/// `/proc/<pid>/syscall` names the call and its arguments; the poll and select sets are read
+/// from the process's memory (our own descendants). A program that only sleeps, or waits on
+/// sockets and timers, is not waiting for input. Costs a few small `/proc` reads; callers ask
+/// only after output has been quiet for a while.
 pub fn waiting_for_input(pgid: i32, tty: &std::path::Path) -> bool {
     group_members(pgid).into_iter().any(|pid| {
         if process_state(pid) != Some('S') {
@@ -194,20 +281,20 @@ pub fn waiting_for_input(pgid: i32, tty: &std::path::Path) -> bool {
             return false;
         };
         let mut fields = syscall.split_whitespace();
-        let Some(nr) = fields.next().and_then(|n| n.parse::<i64>().ok()) else {
+        let Some(kind) = fields
+            .next()
+            .and_then(|n| n.parse::<i64>().ok())
+            .and_then(classify)
+        else {
             return false;
         };
-        let arg0 = fields
-            .next()
-            .and_then(|a| i64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
-        if READS.contains(&nr) {
-            let Some(fd) = arg0 else { return false };
-            std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|p| p == tty)
-        } else if POLLS.contains(&nr) {
-            stdin_tty(pid).is_some_and(|p| p == tty)
-        } else {
-            false
-        }
+        let args: Vec<u64> = fields
+            .take(6)
+            .filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+            .collect();
+        waited_fds(pid, kind, &args)
+            .into_iter()
+            .any(|fd| fd_is(pid, fd, tty))
     })
 }
 
