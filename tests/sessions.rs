@@ -706,3 +706,20 @@ async fn resize_reaches_the_program_and_the_list() {
     assert_eq!(r["output"], "20 80", "{r}");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_background_job_left_by_an_exited_shell_is_ended_too() {
+    let server = start().await;
+    let id = sh(&server).await;
+    run(&server, &id, "sleep 3031 &").await;
+    let orphans = common::procs::pids_running("sleep 3031");
+    assert_eq!(orphans.len(), 1, "{orphans:?}");
+    // The shell exits by itself; its job stays in the terminal session.
+    server
+        .ok("terminal_write", json!({"sessionId": id, "data": "exit\r"}))
+        .await;
+    assert!(common::procs::alive(orphans[0]));
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    all_gone(&orphans).await;
+    server.stop().await;
+}

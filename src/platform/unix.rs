@@ -123,6 +123,34 @@ pub fn kill_tree(root: i32) {
     }
 }
 
+/// Kills every process of session `sid` — the terminal session a PTY shell led — even after
+/// the shell itself is gone: a background job it left (`sleep 100 &`, then `exit`) is
+/// reparented away from it but stays in its session. Only a session leader's pid is a
+/// session id, so this never reaches beyond that session; `leader_start` (the leader's start
+/// time) guards against a reused pid leading someone else's session now.
+pub fn kill_session(sid: i32, leader_start: Option<u64>) {
+    if sid <= 1 {
+        return;
+    }
+    if pid_exists(sid) && process_start_time(sid) != leader_start {
+        return;
+    }
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for pid in dir
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+    {
+        let in_session = stat_fields(pid)
+            .and_then(|f| f.get(3)?.parse::<i32>().ok())
+            .is_some_and(|s| s == sid);
+        if in_session {
+            signal_pid(pid, libc::SIGKILL);
+        }
+    }
+}
+
 /// The foreground process group of the terminal whose master is `fd` (`tcgetpgrp`).
 pub fn foreground_group(fd: i32) -> Option<i32> {
     // SAFETY: tcgetpgrp reads terminal state for a descriptor we own.

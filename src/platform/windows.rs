@@ -46,3 +46,6 @@ pub fn stdin_tty(_pid: i32) -> Option<std::path::PathBuf> {
 pub fn readable_now(_fd: i32) -> bool {
     false
 }
+
+/// Windows consoles have no Unix sessions; the tree kill covers them.
+pub fn kill_session(_sid: i32, _leader_start: Option<u64>) {}

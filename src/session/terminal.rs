@@ -163,6 +163,8 @@ pub struct Session {
     pub started: Instant,
     /// The shell was started with prompt hooks, so its first prompt brings marks.
     pub hooked: bool,
+    /// When the main process started (with `pid`, names it for good).
+    pid_start: Option<u64>,
     state: Arc<Mutex<State>>,
     input: std::sync::mpsc::Sender<WriteJob>,
     master: Mutex<Box<dyn MasterPty + Send>>,
@@ -300,6 +302,7 @@ impl Session {
             pid,
             started: now,
             hooked,
+            pid_start: platform::process_start_time(pid),
             state,
             input,
             master: Mutex::new(pair.master),
@@ -456,8 +459,12 @@ impl Session {
     /// Kills the whole process tree and waits (bounded) until the main process is reaped.
     pub async fn kill(&self) {
         self.close_attach();
-        if self.pid > 0 && self.exit().is_none() {
-            platform::kill_tree(self.pid);
+        if self.pid > 0 {
+            if self.exit().is_none() {
+                platform::kill_tree(self.pid);
+            }
+            // What the shell left behind in its terminal session, even after it exited.
+            platform::kill_session(self.pid, self.pid_start);
         }
         let mut rx = self.subscribe();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
@@ -479,8 +486,11 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if self.pid > 0 && lock(&self.state).exit.is_none() {
-            platform::kill_tree(self.pid);
+        if self.pid > 0 {
+            if lock(&self.state).exit.is_none() {
+                platform::kill_tree(self.pid);
+            }
+            platform::kill_session(self.pid, self.pid_start);
         }
     }
 }

@@ -74,3 +74,21 @@ pub async fn all_gone(pids: &[i64]) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// Pids of every process whose command line contains `fragment` (orphans included).
+pub fn pids_running(fragment: &str) -> Vec<i64> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i64>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| {
+                    String::from_utf8_lossy(&c)
+                        .replace('\0', " ")
+                        .contains(fragment)
+                })
+                .unwrap_or(false)
+        })
+        .collect()
+}
