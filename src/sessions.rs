@@ -55,6 +55,14 @@ pub struct StartRequest {
     pub theme: Option<String>,
 }
 
+/// What `stop` ended.
+pub enum Stopped {
+    /// A live session, now killed (its output can still be read for a snapshot).
+    Live(Arc<Session>),
+    /// A reserved id of a session that had already ended (and why); the id is released.
+    AlreadyEnded(String),
+}
+
 struct Reserved {
     shape: Shape,
     why: String,
@@ -193,11 +201,10 @@ impl SessionManager {
         )))
     }
 
-    /// Ends a session for good (its id is not reserved) and returns it.
-    pub async fn stop(&self, id: &str) -> Result<Arc<Session>> {
+    /// Ends a session for good (its id is not reserved).
+    pub async fn stop(&self, id: &str) -> Result<Stopped> {
         let session = {
             let mut inner = self.inner();
-            inner.reserved.remove(id);
             let found = inner
                 .live
                 .iter()
@@ -206,13 +213,19 @@ impl SessionManager {
             match found {
                 Some(s) => {
                     inner.live.retain(|x| x.id != s.id);
+                    inner.reserved.remove(&s.id);
                     s
                 }
-                None => return Err(Error::UnknownSession(id.to_string())),
+                None => {
+                    return match inner.reserved.remove(id) {
+                        Some(reserved) => Ok(Stopped::AlreadyEnded(reserved.why)),
+                        None => Err(Error::UnknownSession(id.to_string())),
+                    };
+                }
             }
         };
         session.kill().await;
-        Ok(session)
+        Ok(Stopped::Live(session))
     }
 
     /// Kills a session and starts the same shape again under the same id.
@@ -253,17 +266,24 @@ impl SessionManager {
 
     /// Ends sessions idle longer than the configured time, keeping their ids reserved.
     pub async fn sweep_idle(&self) {
-        let idle: Vec<Arc<Session>> = {
+        let candidates: Vec<Arc<Session>> = {
             let inner = self.inner();
             inner
                 .live
                 .iter()
-                // A session inside a tool call (a long wait) is in use, not idle.
-                .filter(|s| s.status().idle >= self.config.idle_timeout && s.op.try_lock().is_ok())
+                .filter(|s| s.status().idle >= self.config.idle_timeout)
                 .cloned()
                 .collect()
         };
-        for session in idle {
+        for session in candidates {
+            // A session inside a tool call (a long wait) is in use, not idle; holding its call
+            // lock until it is gone keeps a call from starting on it meanwhile.
+            let Ok(_call) = session.op.clone().try_lock_owned() else {
+                continue;
+            };
+            if session.status().idle < self.config.idle_timeout {
+                continue;
+            }
             let last_screen = screen::plain_text(&session.state().emu);
             {
                 let mut inner = self.inner();

@@ -628,14 +628,14 @@ async fn bad_input_is_refused_and_the_session_is_unharmed() {
 async fn idle_sessions_are_ended_and_their_ids_reserved() {
     let server = start_with(Era::Initialize, &["--idle-timeout", "1"], &[]).await;
     let id = sh(&server).await;
+    let other = sh(&server).await;
     run(&server, &id, "echo before the nap").await;
-    assert_eq!(server.ok("terminal_list", json!({})).await["count"], 1);
-    // The sweep runs every second; wait until the session is gone from the list.
+    // The sweep runs every second; wait until both sessions are gone from the list.
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
     while server.ok("terminal_list", json!({})).await["count"] != 0 {
         assert!(
             tokio::time::Instant::now() < deadline,
-            "the idle session was never ended"
+            "the idle sessions were never ended"
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
@@ -647,6 +647,21 @@ async fn idle_sessions_are_ended_and_their_ids_reserved() {
     assert!(notice.contains("before the nap"), "{notice}");
     let listed = server.ok("terminal_list", json!({})).await;
     assert_eq!(listed["sessions"][0]["id"], id.as_str());
+    // Stopping a reserved id releases it: no restart, and the id is unknown afterwards.
+    let stopped = server
+        .ok("terminal_stop", json!({"sessionId": other}))
+        .await;
+    assert!(
+        stopped["message"]
+            .as_str()
+            .unwrap()
+            .contains("already ended"),
+        "{stopped}"
+    );
+    let e = server
+        .err("terminal_read", json!({"sessionId": other}))
+        .await;
+    assert!(e.contains("No session"), "{e}");
     server.stop().await;
 }
 
@@ -721,5 +736,30 @@ async fn a_background_job_left_by_an_exited_shell_is_ended_too() {
     assert!(common::procs::alive(orphans[0]));
     server.ok("terminal_stop", json!({"sessionId": id})).await;
     all_gone(&orphans).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn watch_fires_on_a_prompt_without_a_newline() {
+    let server = start().await;
+    let id = sh(&server).await;
+    let written = server
+        .type_in(&id, "printf 'Pass''word: '; sleep 5\r")
+        .await;
+    let fired = server
+        .extra(
+            "terminal_watch",
+            json!({"sessionId": id, "triggers": [{"id": "pw", "pattern": "^Password:"}],
+                   "timeout": 4000, "since": written["position"]}),
+        )
+        .await;
+    assert_eq!(fired["reason"], "trigger", "{fired}");
+    assert_eq!(fired["matchedLine"], "Password:");
+    server
+        .ok(
+            "terminal_send_key",
+            json!({"sessionId": id, "key": "Ctrl+C"}),
+        )
+        .await;
     server.stop().await;
 }

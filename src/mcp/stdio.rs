@@ -8,7 +8,7 @@
 
 use rmcp::ServiceExt;
 use serde::de::IgnoredAny;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use super::server::Server;
@@ -57,9 +57,24 @@ pub async fn serve(server: Server) -> anyhow::Result<()> {
         let mut line = Vec::new();
         loop {
             line.clear();
-            match stdin.read_until(b'\n', &mut line).await {
+            // Read at most one byte past the limit, so an endless line cannot fill memory.
+            let mut limited = (&mut stdin).take(MAX_LINE as u64 + 1);
+            match limited.read_until(b'\n', &mut line).await {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
+            }
+            if line.len() > MAX_LINE && !line.ends_with(b"\n") {
+                // Drop the rest of the oversized line, then answer it.
+                let mut rest = Vec::new();
+                loop {
+                    rest.clear();
+                    let mut chunk = (&mut stdin).take(1 << 20);
+                    match chunk.read_until(b'\n', &mut rest).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) if rest.ends_with(b"\n") => break,
+                        Ok(_) => {}
+                    }
+                }
             }
             let body = line.trim_ascii();
             if body.is_empty() {

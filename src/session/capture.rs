@@ -46,6 +46,8 @@ impl Capture {
                 .read(true)
                 .write(true)
                 .open(&path)
+            // Nobody else needs the raw bytes: the file goes when its handle does.
+            && std::fs::remove_file(&path).is_ok()
             && file.write_all(&self.memory).is_ok()
         {
             self.memory = Vec::new();

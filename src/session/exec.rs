@@ -117,6 +117,11 @@ impl Session {
         cancel: &CancellationToken,
         progress: &dyn Progress,
     ) -> Result<ExecOutcome> {
+        if req.command.trim().is_empty() {
+            return Err(Error::InvalidInput(
+                "`command` is empty; pass the command line to run.".into(),
+            ));
+        }
         self.check_at_prompt()?;
         let mode = self.mode();
         let (seq0, pos0, bracketed, prompt_line) = {

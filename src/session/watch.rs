@@ -104,6 +104,15 @@ impl Session {
                     recent.pop_front();
                 }
             });
+            // A prompt that ends without a newline (`Password: `) is a line too.
+            if hit.is_none() {
+                let partial = cleaner.partial();
+                if !partial.is_empty()
+                    && let Some(t) = self.first_trigger(triggers, &partial)
+                {
+                    hit = Some((t, partial, recent.iter().cloned().collect()));
+                }
+            }
             if let Some((id, line, context)) = hit {
                 return WatchOutcome {
                     reason: WatchReason::Trigger,

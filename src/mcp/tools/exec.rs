@@ -222,6 +222,14 @@ async fn retry(ctx: ToolCtx, p: RetryParams) -> Result<RetryResult, ToolError> {
         quiet_exit: None,
         min_output_bytes: 1,
     };
+    if p.success_exit_code.is_some() {
+        let (session, _guard) = lock(&ctx, &p.session_id).await?;
+        if session.mode() == Mode::ProcessGroup {
+            return Err(ToolError::new(
+                "This session's shell reports no exit codes (no integration), so successExitCode can never match; pass successExitCode: null with a successPattern, or use bash, zsh, fish or sh.",
+            ));
+        }
+    }
     let mut history = Vec::new();
     let mut attempt = 0;
     loop {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use termpilot::session::emulator::Size;
 use termpilot::session::terminal::describe_exit;
 use termpilot::session::{screen, transcript};
-use termpilot::sessions::{SessionSummary, StartRequest};
+use termpilot::sessions::{SessionSummary, StartRequest, Stopped};
 
 use super::session_call::lock;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
@@ -230,7 +230,20 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
             path.display()
         )));
     }
-    let session = ctx.core.sessions.stop(&p.session_id).await?;
+    let session = match ctx.core.sessions.stop(&p.session_id).await? {
+        Stopped::Live(session) => session,
+        Stopped::AlreadyEnded(why) => {
+            return Ok(StopResult {
+                success: true,
+                message: format!(
+                    "Session {} had already ended ({why}); its id is released.",
+                    p.session_id
+                ),
+                snapshot: None,
+                transcript: None,
+            });
+        }
+    };
     let snapshot = (p.snapshot_lines > 0).then(|| {
         let (lines, total, _, _) = session.history(0, p.snapshot_lines);
         Snapshot {
