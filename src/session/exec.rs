@@ -171,50 +171,31 @@ impl Session {
             .await;
         let duration = started.elapsed();
 
-        let (bytes, exit_code, timed_out, quiet_exited, waiting, cancelled) = {
+        let (mut capture, from, to, exit_code) = {
             let mut s = self.state();
             let mut capture = s.capture.take().unwrap_or_else(|| Capture::new(pos0));
             let from = output_start(&s, &mut capture, mode, seq0, pos0);
-            let end_pos = s.log.end();
             let (to, exit_code) = match &end {
                 End::Done { to, exit } => (*to, *exit),
-                _ => (end_pos, None),
+                _ => (s.log.end(), None),
             };
-            (
-                capture.range(from, to),
-                exit_code,
-                matches!(end, End::Timeout),
-                matches!(end, End::Quiet),
-                match &end {
-                    End::WaitingForInput(p) => Some(p.clone()),
-                    _ => None,
-                },
-                matches!(end, End::Cancelled),
-            )
+            (capture, from, to, exit_code)
         };
-        let mut lines = text::render(&bytes);
-        if mode == Mode::ProcessGroup && matches!(end, End::Done { .. }) {
-            // The shell's next prompt is not output.
-            if lines
-                .last()
-                .is_some_and(|l| l.trim_end() == prompt_line.trim_end())
-            {
-                lines.pop();
-            }
-        }
-        let total = lines.len();
-        let mut full_output_path = None;
-        let (lines, omitted_lines) = if total > req.max_lines {
-            let (mut file, path) = spill::create("exec")?;
-            use std::io::Write;
-            let _ = file.write_all(lines.join("\n").as_bytes());
-            let _ = file.write_all(b"\n");
-            let hint = format!(" (all {total} lines are in {})", path.display());
-            full_output_path = Some(path);
-            text::head_tail(lines, req.max_lines, &hint)
-        } else {
-            (lines, 0)
+        // Without marks, the shell's next prompt follows the output: it is not output.
+        let drop_last = (mode == Mode::ProcessGroup && matches!(end, End::Done { .. }))
+            .then(|| prompt_line.trim_end().to_string());
+        let rendered = render_bounded(&mut capture, from, to, req.max_lines, drop_last.as_deref())?;
+        let (timed_out, quiet_exited, cancelled) = (
+            matches!(end, End::Timeout),
+            matches!(end, End::Quiet),
+            matches!(end, End::Cancelled),
+        );
+        let waiting = match end {
+            End::WaitingForInput(p) => Some(p),
+            _ => None,
         };
+        let (lines, omitted_lines, full_output_path) =
+            (rendered.lines, rendered.omitted, rendered.full_output_path);
         let position = self.state().log.end();
         self.state().read_cursor = position;
         Ok(ExecOutcome {
@@ -367,6 +348,126 @@ impl Session {
         let row = s.emu.term().grid().cursor.point.line.0.max(0) as usize;
         rows.get(row).cloned().unwrap_or_default()
     }
+}
+
+/// A command's output as the agent gets it.
+struct Rendered {
+    lines: Vec<String>,
+    /// Lines left out of the middle.
+    omitted: usize,
+    /// Every line, when some were left out.
+    full_output_path: Option<PathBuf>,
+}
+
+/// The first and last lines of a stream, and — once there are more than fit — every line in
+/// a spill file.
+struct HeadTail {
+    head_max: usize,
+    tail_max: usize,
+    head: Vec<String>,
+    tail: std::collections::VecDeque<String>,
+    total: usize,
+    spill: Option<(std::io::BufWriter<std::fs::File>, PathBuf)>,
+}
+
+impl HeadTail {
+    fn new(max_lines: usize) -> Self {
+        HeadTail {
+            head_max: max_lines / 2,
+            tail_max: max_lines - max_lines / 2,
+            head: Vec::new(),
+            tail: std::collections::VecDeque::new(),
+            total: 0,
+            spill: None,
+        }
+    }
+
+    fn take(&mut self, line: &str) -> Result<()> {
+        use std::io::Write;
+        self.total += 1;
+        if self.total == self.head_max + self.tail_max + 1 {
+            // From now on the output is cut: everything so far goes to the file first.
+            let (file, path) = spill::create("exec")?;
+            let mut w = std::io::BufWriter::new(file);
+            for l in self.head.iter().chain(self.tail.iter()) {
+                let _ = writeln!(w, "{l}");
+            }
+            self.spill = Some((w, path));
+        }
+        if let Some((w, _)) = self.spill.as_mut() {
+            let _ = writeln!(w, "{line}");
+        }
+        if self.head.len() < self.head_max {
+            self.head.push(line.to_string());
+        } else {
+            self.tail.push_back(line.to_string());
+            if self.tail.len() > self.tail_max {
+                self.tail.pop_front();
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Rendered {
+        use std::io::Write;
+        let mut lines = self.head;
+        let mut omitted = 0;
+        let full_output_path = self.spill.map(|(mut w, path)| {
+            let _ = w.flush();
+            omitted = self.total - lines.len() - self.tail.len();
+            lines.push(format!(
+                "… {omitted} lines omitted (all {} lines are in {}) …",
+                self.total,
+                path.display()
+            ));
+            path
+        });
+        lines.extend(self.tail);
+        Rendered {
+            lines,
+            omitted,
+            full_output_path,
+        }
+    }
+}
+
+/// Renders the captured bytes `from..to` a chunk at a time, keeping only the first and last
+/// lines in memory (`max_lines` in all) and every line in a spill file once there are more:
+/// memory stays bounded however much a command prints. `drop_last` is a final unterminated
+/// line to leave out (the shell's next prompt).
+fn render_bounded(
+    capture: &mut Capture,
+    from: u64,
+    to: u64,
+    max_lines: usize,
+    drop_last: Option<&str>,
+) -> Result<Rendered> {
+    const CHUNK: u64 = 1 << 20;
+    let mut kept = HeadTail::new(max_lines);
+    let mut failed = None;
+    let mut cleaner = text::Cleaner::new();
+    let mut at = from;
+    while at < to {
+        let end = (at + CHUNK).min(to);
+        let bytes = capture.range(at, end);
+        if bytes.is_empty() {
+            break;
+        }
+        cleaner.feed(&bytes, &mut |l| {
+            if let Err(e) = kept.take(l) {
+                failed.get_or_insert(e);
+            }
+        });
+        at = end;
+    }
+    let partial = cleaner.partial();
+    if !partial.is_empty() && drop_last != Some(partial.as_str()) {
+        kept.take(&partial)?;
+    }
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok(kept.finish())
 }
 
 /// What the marks since the command was typed say.
