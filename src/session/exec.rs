@@ -125,12 +125,15 @@ impl Session {
         self.check_at_prompt()?;
         let mode = self.mode();
         let (seq0, pos0, bracketed, prompt_line) = {
-            let s = self.state();
+            let mut s = self.state();
+            // Captured from this very position: nothing can slip in between.
+            let pos0 = s.log.end();
+            s.capture = Some(Capture::new(pos0));
             let rows = screen::plain_rows(&s.emu);
             let cursor_row = s.emu.term().grid().cursor.point.line.0.max(0) as usize;
             (
                 s.marks_seen,
-                s.log.end(),
+                pos0,
                 s.emu.mode().contains(TermMode::BRACKETED_PASTE),
                 rows.get(cursor_row).cloned().unwrap_or_default(),
             )
@@ -152,7 +155,6 @@ impl Session {
             1
         };
         let started = Instant::now();
-        self.state().capture = Some(Capture::new(pos0));
         if let Err(e) = self.write(typed.into_bytes(), Some(command)).await {
             self.state().capture = None;
             return Err(e);
@@ -234,7 +236,7 @@ impl Session {
         loop {
             rx.borrow_and_update();
             let now = Instant::now();
-            let (last_output, output_bytes, finished, gone) = {
+            let (last_output, output_bytes, finished, (gone, gone_at)) = {
                 let s = self.state();
                 let finished = match mode {
                     Mode::Osc133 => finished_by_marks(&s, seq0, ends_expected),
@@ -244,7 +246,7 @@ impl Session {
                     s.last_output,
                     s.log.end().saturating_sub(pos0),
                     finished,
-                    s.exit.is_some() || s.eof,
+                    (s.gone(), s.gone_at()),
                 )
             };
             let mut wake = deadline.min(next_progress);
@@ -283,6 +285,9 @@ impl Session {
                     to: self.state().log.end(),
                     exit: None,
                 };
+            }
+            if let Some(at) = gone_at {
+                wake = wake.min(at);
             }
             let quiet_since = last_output.max(started);
             if let Some(quiet) = req.quiet_exit

@@ -81,6 +81,8 @@ pub struct State {
     pub read_cursor: u64,
     pub last_output: Instant,
     pub exit: Option<Exit>,
+    /// When `exit` was recorded.
+    pub exited_at: Option<Instant>,
     pub eof: bool,
     /// When each `terminal_watch` trigger last matched, for its cooldown.
     pub cooldowns: std::collections::HashMap<String, Instant>,
@@ -96,6 +98,9 @@ pub struct State {
     /// People attached over the session's socket; every output chunk is queued for them.
     pub attached: super::attach::Clients,
 }
+
+/// How long after its exit a program's output may still be arriving.
+pub const DRAIN_GRACE: Duration = Duration::from_millis(100);
 
 /// Most marks kept.
 const MAX_MARKS: usize = 512;
@@ -127,6 +132,18 @@ impl State {
     /// True when this shell marks output starts (`C`); dash's prompt-only marks do not.
     pub fn marks_output_start(&self) -> bool {
         self.marks.iter().any(|m| m.kind == MarkKind::OutputStart)
+    }
+
+    /// True once nothing more will come: the output reached its end, or the program exited
+    /// [`DRAIN_GRACE`] ago (a background child may keep the terminal open). The program's last
+    /// bytes can still be in flight when its exit is reaped, hence the grace.
+    pub fn gone(&self) -> bool {
+        self.eof || self.exited_at.is_some_and(|t| t.elapsed() >= DRAIN_GRACE)
+    }
+
+    /// When [`State::gone`] becomes true without an end of output, if the program exited.
+    pub fn gone_at(&self) -> Option<Instant> {
+        self.exited_at.map(|t| t + DRAIN_GRACE)
     }
 
     /// True once the shell has printed a prompt mark: its commands can be followed exactly.
@@ -254,6 +271,7 @@ impl Session {
             read_cursor: 0,
             last_output: now,
             exit: None,
+            exited_at: None,
             eof: false,
             cooldowns: Default::default(),
             marks: Default::default(),
@@ -291,7 +309,11 @@ impl Session {
                         signal: None,
                     },
                 };
-                lock(&state).exit = Some(exit);
+                {
+                    let mut s = lock(&state);
+                    s.exit = Some(exit);
+                    s.exited_at = Some(Instant::now());
+                }
                 events.send_modify(|n| *n += 1);
             })?;
         }

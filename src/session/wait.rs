@@ -151,9 +151,15 @@ impl Session {
         let mut next_progress = start + PROGRESS_EVERY;
         loop {
             rx.borrow_and_update();
-            let (end, last_output, exit, eof) = {
+            let (end, last_output, exit, gone, gone_at) = {
                 let s = self.state();
-                (s.log.end(), s.last_output, s.exit.clone(), s.eof)
+                (
+                    s.log.end(),
+                    s.last_output,
+                    s.exit.clone(),
+                    s.gone(),
+                    s.gone_at(),
+                )
             };
             let done = |reason, matched: Option<(String, String, u64)>| {
                 let (m, line, pos) = match matched {
@@ -189,7 +195,7 @@ impl Session {
                 }
                 Until::Exit => {
                     if self.is_command() {
-                        if exit.is_some() {
+                        if gone {
                             return done(Reason::Exit, None);
                         }
                     } else {
@@ -222,9 +228,12 @@ impl Session {
                     wake_at = Some(quiet_at);
                 }
             }
-            if exit.is_some() || eof {
+            if gone {
                 // The program is gone: nothing more will come.
                 return done(Reason::Exit, None);
+            }
+            if let Some(at) = gone_at {
+                wake_at = Some(wake_at.map_or(at, |w| w.min(at)));
             }
             if Instant::now() >= next_progress {
                 let last_line = self.state().history.last_line();

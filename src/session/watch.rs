@@ -77,7 +77,7 @@ impl Session {
         let mut next_progress = start + PROGRESS_EVERY;
         loop {
             rx.borrow_and_update();
-            let (from, bytes, unmasked, last_output, gone) = {
+            let (from, bytes, unmasked, last_output, (gone, gone_at)) = {
                 let s = self.state();
                 let (from, bytes) = s.log.since(pos);
                 let unmasked = s.echo.unmasked(&bytes, from);
@@ -86,7 +86,7 @@ impl Session {
                     bytes,
                     unmasked,
                     s.last_output,
-                    s.exit.is_some() || s.eof,
+                    (s.gone(), s.gone_at()),
                 )
             };
             pos = from + bytes.len() as u64;
@@ -134,6 +134,9 @@ impl Session {
             }
             let now = Instant::now();
             let mut wake = deadline.min(next_progress);
+            if let Some(at) = gone_at {
+                wake = wake.min(at);
+            }
             if let Some(q) = quiet {
                 let quiet_at = last_output.max(start) + q;
                 if now >= quiet_at {
