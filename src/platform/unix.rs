@@ -301,29 +301,36 @@ fn waited_fds(pid: i32, kind: Waits, args: &[u64]) -> Vec<i64> {
 /// sockets and timers, is not waiting for input. Costs a few small `/proc` reads; callers ask
 /// only after output has been quiet for a while.
 pub fn waiting_for_input(pgid: i32, tty: &std::path::Path) -> bool {
-    group_members(pgid).into_iter().any(|pid| {
-        if process_state(pid) != Some('S') {
-            return false;
-        }
-        let Ok(syscall) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
-            return false;
-        };
-        let mut fields = syscall.split_whitespace();
-        let Some(kind) = fields
-            .next()
-            .and_then(|n| n.parse::<i64>().ok())
-            .and_then(classify)
-        else {
-            return false;
-        };
-        let args: Vec<u64> = fields
-            .take(6)
-            .filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
-            .collect();
-        waited_fds(pid, kind, &args)
+    // The group's leader is usually the one reading: ask it before scanning all of /proc.
+    waits_on(pgid, tty)
+        || group_members(pgid)
             .into_iter()
-            .any(|fd| fd_is(pid, fd, tty))
-    })
+            .any(|pid| pid != pgid && waits_on(pid, tty))
+}
+
+/// True when process `pid` sleeps in a call that waits to read `tty`.
+fn waits_on(pid: i32, tty: &std::path::Path) -> bool {
+    if process_state(pid) != Some('S') {
+        return false;
+    }
+    let Ok(syscall) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
+        return false;
+    };
+    let mut fields = syscall.split_whitespace();
+    let Some(kind) = fields
+        .next()
+        .and_then(|n| n.parse::<i64>().ok())
+        .and_then(classify)
+    else {
+        return false;
+    };
+    let args: Vec<u64> = fields
+        .take(6)
+        .filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+        .collect();
+    waited_fds(pid, kind, &args)
+        .into_iter()
+        .any(|fd| fd_is(pid, fd, tty))
 }
 
 /// True when `fd` has input waiting right now (a zero-timeout poll).
