@@ -26,6 +26,19 @@ async fn session(server: &Server, shell: &str) -> (String, String) {
     )
 }
 
+/// A bash session whose HOME holds `bashrc`; returns the home (keep it alive) and the id.
+async fn bash_with_rc(server: &Server, bashrc: &str) -> (tempfile::TempDir, Value) {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join(".bashrc"), bashrc).unwrap();
+    let started = server
+        .ok(
+            "terminal_start",
+            json!({"shell": "bash", "env": {"HOME": home.path()}}),
+        )
+        .await;
+    (home, started)
+}
+
 async fn exec(server: &Server, id: &str, command: &str) -> Value {
     server
         .ok(
@@ -350,55 +363,27 @@ async fn retry_until_success_and_diff() {
 async fn a_prompt_framework_that_rewrites_ps1_still_gets_exact_results() {
     // Like starship or powerlevel10k: the prompt is rebuilt before every prompt, so the
     // `PS1` that carried termpilot's prompt marks is replaced.
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join(".bashrc"),
+    let server = start().await;
+    let (_home, started) = bash_with_rc(
+        &server,
         "PROMPT_COMMAND=\"${PROMPT_COMMAND:+$PROMPT_COMMAND;}PS1='fancy> '\"\n",
     )
-    .unwrap();
-    let server = start().await;
-    let started = server
-        .ok(
-            "terminal_start",
-            json!({"shell": "bash", "env": {"HOME": home.path()}}),
-        )
-        .await;
+    .await;
     let id = started["sessionId"].as_str().unwrap();
     let r = exec(&server, id, "echo hi").await;
     assert_eq!(r["output"], "hi", "{r}");
     assert_eq!(r["exitCode"], 0);
     assert_eq!(exec(&server, id, "false").await["exitCode"], 1);
-    assert!(screen_text(&server, id).await.contains("fancy> "));
+    assert!(server.screen_text(id).await.contains("fancy> "));
     server.stop().await;
-}
-
-async fn screen_text(server: &Server, id: &str) -> String {
-    let read = server
-        .ok(
-            "terminal_read",
-            json!({"sessionId": id, "view": "screen", "cursor": false}),
-        )
-        .await;
-    read["text"].as_str().unwrap().to_string()
 }
 
 #[tokio::test]
 async fn unusual_startup_files_do_not_break_exec() {
     // `set -u`, and a PROMPT_COMMAND assigned (not appended) after ours would be: the
     // command must still end, and the session must not stay "running".
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join(".bashrc"),
-        "set -u\nPROMPT_COMMAND='history -a'\n",
-    )
-    .unwrap();
     let server = start().await;
-    let started = server
-        .ok(
-            "terminal_start",
-            json!({"shell": "bash", "env": {"HOME": home.path()}}),
-        )
-        .await;
+    let (_home, started) = bash_with_rc(&server, "set -u\nPROMPT_COMMAND='history -a'\n").await;
     let id = started["sessionId"].as_str().unwrap();
     assert!(
         !started["banner"].as_str().unwrap().contains("unbound"),

@@ -32,16 +32,6 @@ async fn run(server: &Server, id: &str, line: &str) -> Value {
     waited
 }
 
-async fn screen(server: &Server, id: &str) -> String {
-    let read = server
-        .ok(
-            "terminal_read",
-            json!({"sessionId": id, "view": "screen", "cursor": false}),
-        )
-        .await;
-    read["text"].as_str().unwrap().to_string()
-}
-
 #[tokio::test]
 async fn python_repl_answers_in_one_write() {
     if !has("python3") {
@@ -172,7 +162,7 @@ async fn less_pages_and_quits() {
             json!({"sessionId": id, "pattern": "line number 29", "on": "screen"}),
         )
         .await;
-    let text = screen(&server, &id).await;
+    let text = server.screen_text(&id).await;
     assert!(
         text.contains("line number 1\n") && !text.contains("line number 31"),
         "{text}"
@@ -240,7 +230,7 @@ async fn wide_characters_and_progress_bars_on_the_screen() {
         "printf 'progress 10%%\\rprogress 50%%\\rprogress 100%%\\n'",
     )
     .await;
-    let text = screen(&server, &id).await;
+    let text = server.screen_text(&id).await;
     assert!(text.contains("日本語 😀 ok"), "{text}");
     let lines: Vec<&str> = text.lines().filter(|l| l.contains("progress")).collect();
     assert_eq!(
@@ -455,7 +445,7 @@ async fn command_sessions_report_their_exit_status() {
         .await;
     assert_eq!(waited["reason"], "exit");
     assert_eq!(waited["exitCode"], 3, "{waited}");
-    assert!(screen(&server, id).await.contains("working"));
+    assert!(server.screen_text(id).await.contains("working"));
     let e = server
         .err("terminal_write", json!({"sessionId": id, "data": "x"}))
         .await;

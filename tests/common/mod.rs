@@ -269,6 +269,17 @@ impl Server {
         .await
     }
 
+    /// The session's screen as text, without the cursor marker.
+    pub async fn screen_text(&self, session: &str) -> String {
+        let read = self
+            .ok(
+                "terminal_read",
+                serde_json::json!({"sessionId": session, "view": "screen", "cursor": false}),
+            )
+            .await;
+        read["text"].as_str().unwrap_or_default().to_string()
+    }
+
     /// Calls an extra tool through `terminal_extra`, expecting a tool error.
     pub async fn extra_err(&self, tool: &str, args: Value) -> String {
         self.err(
