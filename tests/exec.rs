@@ -76,34 +76,28 @@ async fn bash_reports_output_exit_codes_and_cwd_exactly() {
 
 #[tokio::test]
 async fn zsh_reports_output_exit_codes_and_cwd_exactly() {
-    if !has("zsh") {
-        eprintln!("skipped: zsh is not installed");
-        return;
-    }
-    let server = start().await;
-    let (id, integration) = session(&server, "zsh").await;
-    assert_eq!(integration, "osc133");
-    exact_output_codes_and_cwd(&server, &id).await;
-    server.stop().await;
+    integrated_shell("zsh").await;
 }
 
 #[tokio::test]
 async fn fish_reports_output_exit_codes_and_cwd_exactly() {
-    if !has("fish") {
-        eprintln!("skipped: fish is not installed");
-        return;
-    }
-    let server = start().await;
-    let (id, integration) = session(&server, "fish").await;
-    assert_eq!(integration, "osc133");
-    exact_output_codes_and_cwd(&server, &id).await;
-    server.stop().await;
+    integrated_shell("fish").await;
 }
 
 #[tokio::test]
 async fn dash_reports_exit_codes_through_its_prompt() {
+    integrated_shell("/bin/sh").await;
+}
+
+/// Starts `shell` (skipping when it is not installed) and checks exact results through its
+/// prompt marks.
+async fn integrated_shell(shell: &str) {
+    if !has(shell) {
+        eprintln!("skipped: {shell} is not installed");
+        return;
+    }
     let server = start().await;
-    let (id, integration) = session(&server, "/bin/sh").await;
+    let (id, integration) = session(&server, shell).await;
     assert_eq!(integration, "osc133");
     exact_output_codes_and_cwd(&server, &id).await;
     server.stop().await;
