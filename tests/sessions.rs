@@ -753,3 +753,23 @@ async fn watch_fires_on_a_prompt_without_a_newline() {
         .await;
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_wait_resumes_right_after_the_line_it_matched() {
+    let server = start().await;
+    let id = sh(&server).await;
+    let written = server.type_in(&id, "printf 'x1\\nx2\\n'\r").await;
+    let first = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": r"^x\d$", "since": written["position"]}),
+        )
+        .await;
+    assert_eq!(first["matchedLine"], "x1", "{first}");
+    // Both lines came in one chunk: the second is still there for the next wait.
+    let second = server
+        .ok("terminal_wait", json!({"sessionId": id, "pattern": r"^x\d$", "since": first["position"], "timeout": 3000}))
+        .await;
+    assert_eq!(second["matchedLine"], "x2", "{second}");
+    server.stop().await;
+}

@@ -154,22 +154,42 @@ impl EchoMask {
         }
     }
 
+    /// The masked ranges that overlap `start..end`, oldest first.
+    pub fn ranges_between(&self, start: u64, end: u64) -> Vec<(u64, u64)> {
+        self.ranges
+            .iter()
+            .filter(|(a, b)| *b > start && *a < end)
+            .copied()
+            .collect()
+    }
+
     /// Removes masked bytes from a slice of output that starts at `start`.
     pub fn unmasked(&self, bytes: &[u8], start: u64) -> Vec<u8> {
-        let end = start + bytes.len() as u64;
         let mut out = Vec::with_capacity(bytes.len());
-        let mut cursor = start;
-        for &(a, b) in self.ranges.iter().filter(|(a, b)| *b > start && *a < end) {
-            let a = a.max(start);
-            if a > cursor {
-                out.extend_from_slice(&bytes[(cursor - start) as usize..(a - start) as usize]);
-            }
-            cursor = cursor.max(b.min(end));
-        }
-        if cursor < end {
-            out.extend_from_slice(&bytes[(cursor - start) as usize..]);
-        }
+        let ranges = self.ranges_between(start, start + bytes.len() as u64);
+        for_each_unmasked(bytes, start, &ranges, |piece| out.extend_from_slice(piece));
         out
+    }
+}
+
+/// Calls `f` with each run of `bytes` (starting at position `start`) outside `ranges`.
+pub fn for_each_unmasked(
+    bytes: &[u8],
+    start: u64,
+    ranges: &[(u64, u64)],
+    mut f: impl FnMut(&[u8]),
+) {
+    let end = start + bytes.len() as u64;
+    let mut cursor = start;
+    for &(a, b) in ranges.iter().filter(|(a, b)| *b > start && *a < end) {
+        let a = a.max(start);
+        if a > cursor {
+            f(&bytes[(cursor - start) as usize..(a - start) as usize]);
+        }
+        cursor = cursor.max(b.min(end));
+    }
+    if cursor < end {
+        f(&bytes[(cursor - start) as usize..]);
     }
 }
 

@@ -12,9 +12,9 @@ use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
 use super::integration::MarkKind;
+use super::scan::LineScan;
 use super::screen;
 use super::terminal::{Exit, Session};
-use super::text::Cleaner;
 use crate::progress::Progress;
 
 /// The longest any session wait may last (10 minutes); watches may last an hour.
@@ -83,38 +83,27 @@ pub struct Outcome {
     pub exit: Option<Exit>,
 }
 
-/// Incremental line matcher over the stream.
-struct StreamScan {
-    pos: u64,
-    cleaner: Cleaner,
-}
-
-impl StreamScan {
-    /// Scans new output; returns (matched text, line, position after the chunk).
-    fn scan(&mut self, session: &Session, re: &Regex) -> Option<(String, String, u64)> {
-        let (from, bytes, unmasked) = {
-            let s = session.state();
-            let (from, bytes) = s.log.since(self.pos);
-            let unmasked = s.echo.unmasked(&bytes, from);
-            (from, bytes, unmasked)
-        };
-        self.pos = from + bytes.len() as u64;
-        let mut found = None;
-        self.cleaner.feed(&unmasked, &mut |line| {
-            if found.is_none()
-                && let Some(m) = re.find(line)
-            {
-                found = Some((m.as_str().to_string(), line.to_string()));
-            }
-        });
-        if found.is_none() {
-            let partial = self.cleaner.partial();
-            if let Some(m) = re.find(&partial) {
-                found = Some((m.as_str().to_string(), partial));
-            }
+/// Looks for `re` in the output the scan has not read yet: a completed line (the position
+/// returned is just after it) or the line still being printed (the position is the end).
+fn find_in_stream(
+    scan: &mut LineScan,
+    session: &Session,
+    re: &Regex,
+) -> Option<(String, String, u64)> {
+    let mut found = None;
+    let after = scan.next(session, |line| match re.find(line) {
+        Some(m) => {
+            found = Some((m.as_str().to_string(), line.to_string()));
+            true
         }
-        found.map(|(m, l)| (m, l, self.pos))
+        None => false,
+    });
+    if let (Some((m, line)), Some(pos)) = (found, after) {
+        return Some((m, line, pos));
     }
+    let partial = scan.partial();
+    re.find(&partial)
+        .map(|m| (m.as_str().to_string(), partial.clone(), scan.pos))
 }
 
 /// True when a command ended and the next prompt was drawn (`D`, then `B`) after mark `seq`.
@@ -144,10 +133,7 @@ impl Session {
         let marks_at_start = self.state().marks_seen;
         let deadline = tokio::time::Instant::now() + timeout.min(MAX_WAIT * 6);
         let mut rx = self.subscribe();
-        let mut scan = StreamScan {
-            pos: since,
-            cleaner: Cleaner::new(),
-        };
+        let mut scan = LineScan::new(since);
         let mut next_progress = start + PROGRESS_EVERY;
         loop {
             rx.borrow_and_update();
@@ -178,7 +164,7 @@ impl Session {
             let mut wake_at: Option<Instant> = None;
             match until {
                 Until::Pattern(re, On::Stream) => {
-                    if let Some(found) = scan.scan(self, re) {
+                    if let Some(found) = find_in_stream(&mut scan, self, re) {
                         return done(Reason::Matched, Some(found));
                     }
                 }

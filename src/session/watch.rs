@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
+use super::scan::LineScan;
 use super::terminal::Session;
-use super::text::Cleaner;
 use super::wait::PROGRESS_EVERY;
 use crate::progress::Progress;
 
@@ -71,48 +71,39 @@ impl Session {
         let start = Instant::now();
         let deadline = start + timeout.min(MAX_WATCH);
         let mut rx = self.subscribe();
-        let mut pos = since.unwrap_or_else(|| self.state().log.end());
-        let mut cleaner = Cleaner::new();
+        let mut scan = LineScan::new(since.unwrap_or_else(|| self.state().log.end()));
         let mut recent: VecDeque<String> = VecDeque::new();
         let mut next_progress = start + PROGRESS_EVERY;
         loop {
             rx.borrow_and_update();
-            let (from, bytes, unmasked, last_output, (gone, gone_at)) = {
+            let (last_output, gone, gone_at) = {
                 let s = self.state();
-                let (from, bytes) = s.log.since(pos);
-                let unmasked = s.echo.unmasked(&bytes, from);
-                (
-                    from,
-                    bytes,
-                    unmasked,
-                    s.last_output,
-                    (s.gone(), s.gone_at()),
-                )
+                (s.last_output, s.gone(), s.gone_at())
             };
-            pos = from + bytes.len() as u64;
             let mut hit: Option<(String, String, Vec<String>)> = None;
-            cleaner.feed(&unmasked, &mut |line| {
-                if hit.is_none()
-                    && let Some(t) = self.first_trigger(triggers, line)
-                {
+            let after = scan.next(self, |line| {
+                if let Some(t) = self.first_trigger(triggers, line) {
                     hit = Some((t, line.to_string(), recent.iter().cloned().collect()));
+                    return true;
                 }
                 if context_lines > 0 {
                     recent.push_back(line.to_string());
+                    if recent.len() > context_lines {
+                        recent.pop_front();
+                    }
                 }
-                if recent.len() > context_lines {
-                    recent.pop_front();
-                }
+                false
             });
             // A prompt that ends without a newline (`Password: `) is a line too.
             if hit.is_none() {
-                let partial = cleaner.partial();
+                let partial = scan.partial();
                 if !partial.is_empty()
                     && let Some(t) = self.first_trigger(triggers, &partial)
                 {
                     hit = Some((t, partial, recent.iter().cloned().collect()));
                 }
             }
+            let pos = after.unwrap_or(scan.pos);
             if let Some((id, line, context)) = hit {
                 return WatchOutcome {
                     reason: WatchReason::Trigger,
