@@ -30,16 +30,6 @@ pub fn pid_exists(pid: i32) -> bool {
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-/// True while any process of group `pgid` exists.
-pub fn group_exists(pgid: i32) -> bool {
-    if pgid <= 1 {
-        return false;
-    }
-    // SAFETY: signal 0 to a group only checks for existence.
-    let r = unsafe { libc::kill(-pgid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
 /// The fields of `/proc/<pid>/stat` after the command name, split on spaces.
 fn stat_fields(pid: i32) -> Option<Vec<String>> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

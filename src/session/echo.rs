@@ -164,7 +164,8 @@ impl EchoMask {
     }
 
     /// Removes masked bytes from a slice of output that starts at `start`.
-    pub fn unmasked(&self, bytes: &[u8], start: u64) -> Vec<u8> {
+    #[cfg(test)]
+    fn unmasked(&self, bytes: &[u8], start: u64) -> Vec<u8> {
         let mut out = Vec::with_capacity(bytes.len());
         let ranges = self.ranges_between(start, start + bytes.len() as u64);
         for_each_unmasked(bytes, start, &ranges, |piece| out.extend_from_slice(piece));

@@ -27,6 +27,9 @@ use crate::exec::spill;
 use crate::platform;
 use crate::progress::Progress;
 
+/// How far past the typed command its echo's newline is looked for.
+const ECHO_WINDOW: u64 = 64 * 1024;
+
 /// Output must be still this long before checking whether the command waits for input.
 pub const INPUT_QUIET: Duration = Duration::from_millis(250);
 
@@ -233,6 +236,7 @@ impl Session {
         let mut next_progress = started + PROGRESS_EVERY;
         let mut last_input_check = started;
         let tty = platform::stdin_tty(self.pid);
+        let mut echoed = false;
         loop {
             rx.borrow_and_update();
             let now = Instant::now();
@@ -265,7 +269,14 @@ impl Session {
                 ByMarks::Running => {}
             }
             if mode == Mode::ProcessGroup {
-                let echoed = self.state().log.since(pos0).1.contains(&b'\n');
+                // The echoed command line ends with the first newline after it was typed;
+                // once seen, it stays seen (no need to copy the output again).
+                echoed = echoed
+                    || self
+                        .state()
+                        .log
+                        .range(pos0, pos0 + ECHO_WINDOW)
+                        .contains(&b'\n');
                 let shell_owns = self.foreground_group().is_none_or(|pg| pg == self.pid);
                 let settled_at = last_output.max(started) + SETTLE;
                 if echoed && shell_owns {
@@ -536,7 +547,7 @@ fn output_start(
         return c.end;
     }
     // The echoed command line ends with the first newline (looked for in the first 64 KiB).
-    let head = capture.range(pos0, pos0 + 64 * 1024);
+    let head = capture.range(pos0, pos0 + ECHO_WINDOW);
     match head.iter().position(|&b| b == b'\n') {
         Some(i) => pos0 + i as u64 + 1,
         None => pos0 + head.len() as u64,

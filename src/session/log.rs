@@ -71,9 +71,10 @@ impl OutputLog {
 
     /// The bytes between two positions (clamped).
     pub fn range(&self, from: u64, to: u64) -> Vec<u8> {
-        let (from, mut bytes) = self.since(from);
-        bytes.truncate(to.saturating_sub(from) as usize);
-        bytes
+        let from = from.clamp(self.start, self.end());
+        let to = to.clamp(from, self.end());
+        let (a, b) = ((from - self.start) as usize, (to - self.start) as usize);
+        self.bytes.range(a..b).copied().collect()
     }
 
     /// Chunks still kept, as (time, bytes) — what an asciicast needs.
