@@ -14,6 +14,7 @@ pub mod checks;
 pub mod env;
 pub mod pager;
 pub mod parse;
+pub mod private;
 pub mod python;
 pub mod resolve;
 pub mod runner;

@@ -1,7 +1,7 @@
 //! Spill files: where a stream that outgrew its cap is written in full.
 //!
-//! They live in `<temp>/termpilot-<user>/spill/` (a 0700 directory on Unix) and are never
-//! deleted by the call that wrote them: the agent reads them afterwards.
+//! They live in `spill/` of the private folder ([`super::private`]: 0700, checked) and are
+//! never deleted by the call that wrote them: the agent reads them afterwards.
 
 use std::fs::{File, OpenOptions};
 use std::path::PathBuf;
@@ -15,21 +15,10 @@ pub fn dir() -> Result<PathBuf> {
     private_dir("spill")
 }
 
-/// `<temp>/termpilot-<user>/<name>`, created on first use, readable by this user only.
+/// `<private folder>/<name>`, created on first use and checked to be this user's alone
+/// (see [`super::private`]).
 pub fn private_dir(name: &str) -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(user_folder()).join(name);
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(&dir).map_err(|e| {
-        Error::io(
-            format!("Could not create the directory {}", dir.display()),
-            "Check that the temp directory is writable",
-            e,
-        )
-    })?;
-    Ok(dir)
+    super::private::dir(name)
 }
 
 /// `termpilot-<user>`: the per-user folder under the temp dir (spill files, attach sockets).
