@@ -13,23 +13,24 @@ use crate::error::{Error, Result};
 
 /// The private folder itself, created and checked.
 pub fn base() -> Result<PathBuf> {
+    let dir = location();
+    make_private(&dir)?;
+    Ok(dir)
+}
+
+/// Where the private folder is (nothing created or checked).
+pub fn location() -> PathBuf {
     #[cfg(unix)]
     {
         if let Some(runtime) = safe_runtime_dir() {
-            let dir = runtime.join("termpilot");
-            make_private(&dir)?;
-            return Ok(dir);
+            return runtime.join("termpilot");
         }
-        let dir = std::env::temp_dir().join(format!("termpilot-{}", crate::platform::uid()));
-        make_private(&dir)?;
-        Ok(dir)
+        std::env::temp_dir().join(format!("termpilot-{}", crate::platform::uid()))
     }
     #[cfg(windows)]
     {
         let user = std::env::var("USERNAME").unwrap_or_else(|_| "user".into());
-        let dir = std::env::temp_dir().join(format!("termpilot-{user}"));
-        make_private(&dir)?;
-        Ok(dir)
+        std::env::temp_dir().join(format!("termpilot-{user}"))
     }
 }
 
@@ -43,14 +44,15 @@ pub fn dir(name: &str) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// `$XDG_RUNTIME_DIR` when it is absolute, a real folder, ours, and closed to others.
+/// `$XDG_RUNTIME_DIR` when it is absolute, a real folder, ours, and no one else can write
+/// in it (so no one else can replace the `termpilot` folder made in it).
 #[cfg(unix)]
 fn safe_runtime_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(std::env::var_os("XDG_RUNTIME_DIR")?);
     if !dir.is_absolute() {
         return None;
     }
-    match check(&dir) {
+    match check_mode(&dir, 0o022) {
         Ok(()) => Some(dir),
         Err(why) => {
             static ONCE: std::sync::Once = std::sync::Once::new();
@@ -82,9 +84,19 @@ fn make_private(dir: &Path) -> Result<()> {
 /// Why `dir` is not private to this user, if it is not (`lstat`: a symlink is refused).
 #[cfg(unix)]
 fn check(dir: &Path) -> std::result::Result<(), String> {
+    check_mode(dir, 0o077)
+}
+
+/// Why `dir` is not a real folder of this user without any of the `forbidden` mode bits.
+#[cfg(unix)]
+fn check_mode(dir: &Path, forbidden: u32) -> std::result::Result<(), String> {
     use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::symlink_metadata(dir)
-        .map_err(|e| format!("Could not inspect the private folder {}: {e}.", dir.display()))?;
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| {
+        format!(
+            "Could not inspect the private folder {}: {e}.",
+            dir.display()
+        )
+    })?;
     let uid = crate::platform::uid();
     let advice = "another user may have made it to take over termpilot's files: remove it, or point TMPDIR at a folder of your own";
     if meta.file_type().is_symlink() || !meta.is_dir() {
@@ -100,7 +112,7 @@ fn check(dir: &Path) -> std::result::Result<(), String> {
             meta.uid()
         ));
     }
-    if meta.mode() & 0o077 != 0 {
+    if meta.mode() & forbidden != 0 {
         return Err(format!(
             "The private folder {} is open to other users (mode {:o}, must be 700); {advice}.",
             dir.display(),
