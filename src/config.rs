@@ -82,3 +82,21 @@ pub fn default_state_dir() -> PathBuf {
     }
     std::env::temp_dir().join("termpilot-state")
 }
+
+/// Creates the state dir `dir` (mode 0700 on Unix) when it does not exist yet; its parents
+/// are created as usual. An existing folder is left as the user made it.
+pub fn prepare_state_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    match builder.create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
+    }
+}

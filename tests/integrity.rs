@@ -221,3 +221,69 @@ async fn a_safe_xdg_runtime_dir_holds_the_private_folder() {
             .exists()
     );
 }
+
+// ---- 2. jobs are private -------------------------------------------------------------------
+
+fn mode(path: &Path) -> u32 {
+    std::fs::symlink_metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .mode()
+        & 0o777
+}
+
+#[tokio::test]
+async fn a_jobs_folder_logs_and_pipes_are_closed_to_other_users() {
+    let neighbour = neighbour();
+    let parent = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(parent.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let state = parent.path().join("state");
+    let server = common::start_in(&state, &[]).await;
+    let job = server
+        .extra(
+            "job_start",
+            json!({"command": "echo job-secret; exec sleep 30"}),
+        )
+        .await;
+    let id = job["job_id"].as_str().unwrap().to_string();
+    let dir = state.join("jobs").join(&id);
+    // The secret is in the log once the wrapper's tee wrote it; the pipes exist until exit.
+    let deadline = std::time::Instant::now() + common::TEST_TIMEOUT;
+    while !std::fs::read_to_string(dir.join("stdout.log")).is_ok_and(|t| t.contains("job-secret")) {
+        assert!(std::time::Instant::now() < deadline, "the job never wrote");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(mode(&state), 0o700, "state dir");
+    assert_eq!(mode(&state.join("jobs")), 0o700, "jobs dir");
+    assert_eq!(mode(&dir), 0o700, "job dir");
+    for f in [
+        "stdout.log",
+        "stderr.log",
+        "combined.log",
+        "job.json",
+        ".stdout.pipe",
+        ".stderr.pipe",
+    ] {
+        assert_eq!(mode(&dir.join(f)) & 0o077, 0, "{f}");
+    }
+    if neighbour.is_some() {
+        let out = std::process::Command::new("setpriv")
+            .args([
+                "--reuid",
+                NEIGHBOUR,
+                "--regid",
+                NEIGHBOUR,
+                "--clear-groups",
+                "cat",
+            ])
+            .arg(dir.join("stdout.log"))
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "the neighbour read the log");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("job-secret"));
+    }
+    server.extra("job_kill", json!({"job_id": id})).await;
+    for f in ["exit_code.txt", "killed_at.txt"] {
+        assert_eq!(mode(&dir.join(f)) & 0o077, 0, "{f}");
+    }
+    server.stop().await;
+}
