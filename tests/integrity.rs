@@ -287,3 +287,234 @@ async fn a_jobs_folder_logs_and_pipes_are_closed_to_other_users() {
     }
     server.stop().await;
 }
+
+// ---- 4, 5. writes that never destroy what they should not ---------------------------------
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[tokio::test]
+async fn devices_fifos_sockets_folders_and_proc_files_are_not_written() {
+    let server = common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo on a path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let socket = dir.path().join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let cases = [
+        ("/dev/null", "a character device"),
+        (fifo.to_str().unwrap(), "a FIFO"),
+        (socket.to_str().unwrap(), "a socket"),
+        ("/proc/self/status", "pseudo file system"),
+        ("/proc/self/new-file", "pseudo file system"),
+    ];
+    for (path, kind) in cases {
+        for append in [false, true] {
+            let e = server
+                .err(
+                    "terminal_write_file",
+                    json!({"path": path, "content": "x", "append": append}),
+                )
+                .await;
+            assert!(
+                e.contains("not a regular file") && e.contains(kind),
+                "{path}: {e}"
+            );
+        }
+        if !path.ends_with("new-file") {
+            let e = server
+                .err(
+                    "edit_file",
+                    json!({"path": path, "old_text": "a", "new_text": "b"}),
+                )
+                .await;
+            assert!(e.contains("not a regular file"), "{path}: {e}");
+        }
+    }
+    let e = server
+        .err(
+            "terminal_write_file",
+            json!({"path": dir.path(), "content": "x"}),
+        )
+        .await;
+    assert!(e.contains("is a directory"), "{e}");
+    use std::os::unix::fs::FileTypeExt;
+    assert!(
+        std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    // /dev/zero is never read until memory runs out.
+    let e = server
+        .err(
+            "edit_file",
+            json!({"path": "/dev/zero", "old_text": "a", "new_text": "b"}),
+        )
+        .await;
+    assert!(e.contains("not a regular file"), "{e}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn edit_refuses_a_file_over_64_mib() {
+    let server = common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.txt");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(65 * 1024 * 1024).unwrap();
+    let e = server
+        .err(
+            "edit_file",
+            json!({"path": big, "old_text": "a", "new_text": "b"}),
+        )
+        .await;
+    assert!(e.contains("64 MiB"), "{e}");
+    assert_eq!(std::fs::metadata(&big).unwrap().len(), 65 * 1024 * 1024);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_replace_keeps_owner_group_and_mode_and_follows_only_good_links() {
+    let server = common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("conf");
+    std::fs::write(&file, "old a\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    if is_root() {
+        std::os::unix::fs::chown(&file, Some(4321), Some(4322)).unwrap();
+    }
+    server
+        .ok(
+            "terminal_write_file",
+            json!({"path": file, "content": "new a\n"}),
+        )
+        .await;
+    server
+        .ok(
+            "edit_file",
+            json!({"path": file, "old_text": "new", "new_text": "edited"}),
+        )
+        .await;
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "edited a\n");
+    assert_eq!(meta.mode() & 0o777, 0o640);
+    if is_root() {
+        assert_eq!(
+            (meta.uid(), meta.gid()),
+            (4321, 4322),
+            "owner and group kept"
+        );
+    }
+    // Through a link to a regular file: the target changes, the link stays.
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    server
+        .ok(
+            "terminal_write_file",
+            json!({"path": link, "content": "via link\n"}),
+        )
+        .await;
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "via link\n");
+    // A dangling link is an error, not replaced by a file; nor is its target created.
+    let dangling = dir.path().join("dangling");
+    std::os::unix::fs::symlink(dir.path().join("missing"), &dangling).unwrap();
+    let e = server
+        .err(
+            "terminal_write_file",
+            json!({"path": dangling, "content": "x"}),
+        )
+        .await;
+    assert!(e.contains("does not exist"), "{e}");
+    assert!(
+        std::fs::symlink_metadata(&dangling)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(!dir.path().join("missing").exists());
+    // A link to a device is refused like the device.
+    let to_null = dir.path().join("to-null");
+    std::os::unix::fs::symlink("/dev/null", &to_null).unwrap();
+    let e = server
+        .err(
+            "terminal_write_file",
+            json!({"path": to_null, "content": "x"}),
+        )
+        .await;
+    assert!(e.contains("not a regular file"), "{e}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_hard_linked_file_is_replaced_only_with_break_links() {
+    let server = common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    std::fs::write(&a, "shared one\n").unwrap();
+    std::fs::hard_link(&a, &b).unwrap();
+    let e = server
+        .err("terminal_write_file", json!({"path": a, "content": "x"}))
+        .await;
+    assert!(
+        e.contains("2 hard links") && e.contains("breakLinks"),
+        "{e}"
+    );
+    let e = server
+        .err(
+            "edit_file",
+            json!({"path": a, "old_text": "one", "new_text": "two"}),
+        )
+        .await;
+    assert!(e.contains("hard links"), "{e}");
+    assert_eq!(std::fs::read_to_string(&b).unwrap(), "shared one\n");
+    server
+        .ok(
+            "terminal_write_file",
+            json!({"path": a, "content": "mine\n", "breakLinks": true}),
+        )
+        .await;
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "mine\n");
+    assert_eq!(
+        std::fs::read_to_string(&b).unwrap(),
+        "shared one\n",
+        "b keeps its text"
+    );
+    std::fs::hard_link(&b, dir.path().join("c")).unwrap();
+    server
+        .ok(
+            "edit_file",
+            json!({"path": b, "old_text": "one", "new_text": "two", "breakLinks": true}),
+        )
+        .await;
+    assert_eq!(std::fs::read_to_string(&b).unwrap(), "shared two\n");
+    // Appending writes in place, links or not.
+    server
+        .ok(
+            "terminal_write_file",
+            json!({"path": dir.path().join("c"), "content": "more\n", "append": true}),
+        )
+        .await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("c")).unwrap(),
+        "shared one\nmore\n"
+    );
+    server.stop().await;
+}
