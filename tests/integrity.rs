@@ -518,3 +518,103 @@ async fn a_hard_linked_file_is_replaced_only_with_break_links() {
     );
     server.stop().await;
 }
+
+// ---- 6. transcripts ------------------------------------------------------------------------
+
+async fn session_saying(server: &common::Server, words: &str) -> String {
+    let id = server
+        .ok("terminal_start", json!({"env": {"PS1": "$ "}}))
+        .await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": format!("echo {words}")}),
+        )
+        .await;
+    id
+}
+
+#[tokio::test]
+async fn a_transcript_never_replaces_or_follows_and_never_creates_folders() {
+    let server = common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let id = session_saying(&server, "transcript-words").await;
+    let existing = dir.path().join("old.txt");
+    std::fs::write(&existing, "keep me").unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "victim").unwrap();
+    let link = dir.path().join("link.txt");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let missing = dir.path().join("no/such/dir/t.txt");
+    let refused = [
+        (json!({"transcriptPath": existing}), "already exists"),
+        (json!({"transcriptPath": link}), "symlink"),
+        (
+            json!({"transcriptPath": link, "overwrite": true}),
+            "symlink",
+        ),
+        (json!({"transcriptPath": missing}), "not an existing folder"),
+    ];
+    for (mut args, why) in refused {
+        args["sessionId"] = json!(id);
+        let e = server.err("terminal_stop", args).await;
+        assert!(e.contains(why) && e.contains("nothing was stopped"), "{e}");
+    }
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep me");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim");
+    assert!(!dir.path().join("no").exists(), "no folder was created");
+    // The session is still there; overwrite replaces the regular file.
+    let stopped = server
+        .ok(
+            "terminal_stop",
+            json!({"sessionId": id, "transcriptPath": existing, "overwrite": true}),
+        )
+        .await;
+    assert!(
+        stopped["transcript"]["bytes"].as_u64().unwrap() > 0,
+        "{stopped}"
+    );
+    assert!(
+        std::fs::read_to_string(&existing)
+            .unwrap()
+            .contains("transcript-words")
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_failed_transcript_says_the_session_was_stopped_and_where_the_text_went() {
+    let server = common::start().await;
+    let id = session_saying(&server, "kept-words").await;
+    // /proc/self is a folder, but no file can be created in it.
+    let e = server
+        .err(
+            "terminal_stop",
+            json!({"sessionId": id, "transcriptPath": "/proc/self/termpilot-transcript.txt"}),
+        )
+        .await;
+    assert!(
+        e.contains("was stopped") && !e.contains("nothing was stopped"),
+        "{e}"
+    );
+    let kept = e
+        .split("kept in ")
+        .nth(1)
+        .and_then(|r| r.split(" instead").next())
+        .unwrap_or_else(|| panic!("no path in: {e}"));
+    assert!(
+        std::fs::read_to_string(kept)
+            .unwrap()
+            .contains("kept-words")
+    );
+    let listed = server.ok("terminal_list", json!({})).await;
+    assert!(
+        !listed.to_string().contains(&id),
+        "the session is gone: {listed}"
+    );
+    std::fs::remove_file(kept).unwrap();
+    server.stop().await;
+}
