@@ -618,3 +618,49 @@ async fn a_failed_transcript_says_the_session_was_stopped_and_where_the_text_wen
     std::fs::remove_file(kept).unwrap();
     server.stop().await;
 }
+
+// ---- 9. one-shot children die with the server; jobs do not ---------------------------------
+
+#[tokio::test]
+async fn a_killed_server_takes_its_one_shot_children_but_not_its_jobs() {
+    let state = tempfile::tempdir().unwrap();
+    let server = common::start_in(state.path(), &[]).await;
+    let job = server
+        .extra("job_start", json!({"command": "exec sleep 97"}))
+        .await;
+    let job_pid = job["pid"].as_i64().unwrap();
+    // Two one-shot runs in flight: argv and through a shell.
+    let mut runs = Vec::new();
+    for args in [
+        json!({"cmd": "sleep", "args": ["98"], "timeout": 60000}),
+        json!({"cmd": "exec sleep 99", "shell": true, "timeout": 60000}),
+    ] {
+        let params = rmcp::model::CallToolRequestParams::new("terminal_run")
+            .with_arguments(args.as_object().unwrap().clone());
+        let peer = server.client.peer().clone();
+        runs.push(tokio::spawn(async move { peer.call_tool(params).await }));
+    }
+    let deadline = std::time::Instant::now() + common::TEST_TIMEOUT;
+    let sleeps = loop {
+        let found: Vec<i64> = ["sleep 98", "sleep 99"]
+            .iter()
+            .flat_map(|c| common::procs::pids_running(c))
+            .collect();
+        if found.len() == 2 {
+            break found;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the runs never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    server.crash().await;
+    common::procs::all_gone(&sleeps).await;
+    for run in runs {
+        let _ = run.await;
+    }
+    assert!(common::procs::alive(job_pid), "the job survived the server");
+    // SAFETY: the job's wrapper leads its own process group; we started it.
+    unsafe { libc::kill(-(job_pid as i32), libc::SIGKILL) };
+}

@@ -19,6 +19,7 @@ pub mod python;
 pub mod resolve;
 pub mod runner;
 pub mod shell;
+pub mod spawner;
 pub mod spill;
 
 pub use capture::{Captured, OutputCap};
