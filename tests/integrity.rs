@@ -664,3 +664,131 @@ async fn a_killed_server_takes_its_one_shot_children_but_not_its_jobs() {
     // SAFETY: the job's wrapper leads its own process group; we started it.
     unsafe { libc::kill(-(job_pid as i32), libc::SIGKILL) };
 }
+
+// ---- 7, 8. spills: bounded, honest, cleaned up ---------------------------------------------
+
+/// A server whose private folder is under `tmp` (TMPDIR), with extra environment.
+async fn server_in_tmp(tmp: &Path, envs: &[(&str, &str)]) -> common::Server {
+    let t = tmp.to_str().unwrap();
+    let mut all = vec![("TMPDIR", t), ("XDG_RUNTIME_DIR", "")];
+    all.extend_from_slice(envs);
+    start_with(common::Era::Initialize, &[], &all).await
+}
+
+#[tokio::test]
+async fn a_spill_stops_at_its_cap_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = server_in_tmp(tmp.path(), &[("TERMPILOT_MAX_SPILL_BYTES", "100000")]).await;
+    let run = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "seq", "args": ["1", "1000000"], "maxOutputBytes": 1000}),
+        )
+        .await;
+    let out = &run["stdout"];
+    assert_eq!(out["spillTruncated"], true, "{out}");
+    assert_eq!(
+        out["totalBytes"], 6_888_896,
+        "every byte produced is counted"
+    );
+    assert_eq!(out["spillBytes"], 100_000, "{out}");
+    let path = out["fullOutputPath"].as_str().unwrap();
+    assert_eq!(std::fs::metadata(path).unwrap().len(), 100_000);
+    assert!(
+        std::fs::read_to_string(path)
+            .unwrap()
+            .starts_with("1\n2\n3\n")
+    );
+    // A stream under the cap is whole and says nothing more.
+    let run = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "seq", "args": ["1", "10000"], "maxOutputBytes": 1000}),
+        )
+        .await;
+    assert!(run["stdout"]["spillTruncated"].is_null() && run["stdout"]["spillBytes"].is_null());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_full_disk_is_reported_as_a_spill_error() {
+    if !is_root() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI runs as root"
+        );
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    }
+    let mnt = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=512k", "tmpfs"])
+        .arg(mnt.path())
+        .status()
+        .unwrap();
+    assert!(status.success(), "mount a 512 KiB tmpfs");
+    let server = server_in_tmp(mnt.path(), &[]).await;
+    let run = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "head", "args": ["-c", "3000000", "/dev/zero"], "maxOutputBytes": 1000}),
+        )
+        .await;
+    server.stop().await;
+    let _ = std::process::Command::new("umount")
+        .arg(mnt.path())
+        .status();
+    let out = &run["stdout"];
+    assert_eq!(out["totalBytes"], 3_000_000, "{out}");
+    let error = out["spillError"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no spillError: {out}"));
+    assert!(error.contains("No space left"), "{error}");
+    assert!(out["spillBytes"].as_u64().unwrap() < 3_000_000, "{out}");
+    assert!(out["fullOutputPath"].is_string(), "{out}");
+}
+
+#[tokio::test]
+async fn spill_files_go_when_the_server_exits_and_stale_ones_are_swept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spill = tmp
+        .path()
+        .join(format!("termpilot-{}", unsafe { libc::getuid() }))
+        .join("spill");
+    std::fs::create_dir_all(&spill).unwrap();
+    std::fs::set_permissions(
+        spill.parent().unwrap(),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+    std::fs::set_permissions(&spill, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let two_days_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86400);
+    let file = |name: &str, old: bool| {
+        let path = spill.join(name);
+        let f = std::fs::File::create(&path).unwrap();
+        if old {
+            f.set_modified(two_days_ago).unwrap();
+        }
+        path
+    };
+    // pid 999999999 is above any pid_max: that server is dead.
+    let stale = file("1-999999999-0-stdout.log", true);
+    let fresh = file("2-999999999-0-stdout.log", false);
+    let live = file(&format!("3-{}-0-stdout.log", std::process::id()), true);
+    let server = server_in_tmp(tmp.path(), &[]).await;
+    let run = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "seq", "args": ["1", "100000"], "maxOutputBytes": 1000}),
+        )
+        .await;
+    let path = PathBuf::from(run["stdout"]["fullOutputPath"].as_str().unwrap());
+    assert!(path.is_file());
+    assert!(!stale.exists(), "a dead server's day-old spill is swept");
+    assert!(
+        fresh.exists() && live.exists(),
+        "young or live ones are kept"
+    );
+    server.stop().await;
+    assert!(!path.exists(), "the server's own spill went with it");
+}
