@@ -792,3 +792,75 @@ async fn spill_files_go_when_the_server_exits_and_stale_ones_are_swept() {
     server.stop().await;
     assert!(!path.exists(), "the server's own spill went with it");
 }
+
+// ---- 3. logs keep secrets out --------------------------------------------------------------
+
+/// Runs a server with `TERMPILOT_LOG=level`, makes calls full of a secret, and returns what
+/// it logged.
+async fn log_of_calls_with_a_secret(level: &str, secret: &str) -> String {
+    let state = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("stderr.log");
+    let mut cmd = common::command(state.path(), &[]);
+    cmd.env("TERMPILOT_LOG", level);
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::from(
+            std::fs::File::create(&log_path).unwrap(),
+        ))
+        .spawn()
+        .unwrap();
+    let client = tokio::time::timeout(common::TEST_TIMEOUT, rmcp::ServiceExt::serve((), transport))
+        .await
+        .unwrap()
+        .unwrap();
+    let call = |name: &str, args: serde_json::Value| {
+        let params = rmcp::model::CallToolRequestParams::new(name.to_string())
+            .with_arguments(args.as_object().unwrap().clone());
+        let peer = client.peer().clone();
+        async move {
+            tokio::time::timeout(common::TEST_TIMEOUT, peer.call_tool(params))
+                .await
+                .unwrap()
+                .unwrap()
+        }
+    };
+    let file = dir.path().join("f.txt");
+    call(
+        "terminal_write_file",
+        json!({"path": file, "content": secret}),
+    )
+    .await;
+    call("terminal_run", json!({"cmd": "cat", "args": [file]})).await;
+    call(
+        "terminal_run",
+        json!({"cmd": "env", "env": {"API_TOKEN": secret}}),
+    )
+    .await;
+    let _ = tokio::time::timeout(common::TEST_TIMEOUT, client.cancel()).await;
+    std::fs::read_to_string(&log_path).unwrap()
+}
+
+#[tokio::test]
+async fn logs_carry_shapes_at_every_level_and_bodies_only_on_the_wire_target() {
+    let secret = "hunter2-s3cr3t-value";
+    for level in ["trace", "debug", "rmcp=trace", "info,termpilot=trace"] {
+        let log = log_of_calls_with_a_secret(level, secret).await;
+        assert!(
+            !log.contains(secret),
+            "TERMPILOT_LOG={level} leaked the secret:\n{log}"
+        );
+        if level.contains("trace") && !level.starts_with("rmcp") {
+            assert!(
+                log.contains("tool=\"terminal_write_file\"")
+                    || log.contains("tool=terminal_write_file"),
+                "the shape of each call is logged at {level}:\n{log}"
+            );
+            assert!(log.contains("arg_bytes="), "{log}");
+        }
+    }
+    let log = log_of_calls_with_a_secret("termpilot::wire=trace", secret).await;
+    assert!(
+        log.contains(secret),
+        "the wire target logs whole messages:\n{log}"
+    );
+}
