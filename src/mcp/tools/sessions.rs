@@ -193,8 +193,10 @@ pub struct StopParams {
     #[schemars(range(min = 0, max = 10000))]
     pub snapshot_lines: usize,
     pub transcript_path: Option<PathBuf>,
-    /// Replace an existing transcript file (a symlink is refused even so).
+    /// Replace an existing transcript file (a symlink is refused even so). Kept out of the
+    /// slim schema (the default tool surface is at its 6 KB budget); the README documents it.
     #[serde(default)]
+    #[schemars(skip)]
     pub overwrite: bool,
 }
 
