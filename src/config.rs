@@ -35,6 +35,8 @@ pub struct Config {
     pub state_dir: PathBuf,
     /// Which tools the MCP face exposes, and how.
     pub surface: Surface,
+    /// What `--sandbox`, `--writable`, `--network` and `--deny-read` asked for.
+    pub sandbox: crate::sandbox::Settings,
 }
 
 /// The tool surface: which tools are registered directly, which sit behind `terminal_extra`,
@@ -63,6 +65,7 @@ impl Default for Config {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             state_dir: default_state_dir(),
             surface: Surface::default(),
+            sandbox: Default::default(),
         }
     }
 }

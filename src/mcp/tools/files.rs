@@ -88,6 +88,7 @@ async fn write_file(ctx: ToolCtx, p: WriteParams) -> Result<WriteResult, ToolErr
         None => None,
     };
     let target = path::resolve(&p.path, base.as_deref())?;
+    termpilot::sandbox::check_write(&target)?;
     let bytes = encoding::decode(&p.content, p.encoding)?;
     let (append, create_dirs) = (p.append, p.create_dirs);
     let w = blocking(move || write::write(&target, &bytes, append, create_dirs)).await?;
@@ -122,6 +123,7 @@ pub struct EditResult {
 
 async fn edit_file(_ctx: ToolCtx, p: EditParams) -> Result<EditResult, ToolError> {
     let target = path::resolve(&p.path, None)?;
+    termpilot::sandbox::check_write(&target)?;
     let e = blocking(move || edit::edit(&target, &p.old_text, &p.new_text, p.replace_all)).await?;
     Ok(EditResult {
         path: e.path.display().to_string(),
@@ -150,6 +152,7 @@ pub struct GrepParams {
 }
 
 async fn grep_files(ctx: ToolCtx, p: GrepParams) -> Result<GrepResult, ToolError> {
+    termpilot::sandbox::check_read(&path::resolve(&p.path, None)?)?;
     let opts = GrepOptions {
         pattern: p.pattern,
         path: path::resolve(&p.path, None)?,
