@@ -71,7 +71,9 @@ pub struct StartParams {
     #[schemars(range(min = 0, max = 100000))]
     pub scrollback: Option<usize>,
     pub theme: Option<Theme>,
-    /// Only tightens the server's sandbox.
+    /// Only tightens the server's sandbox. Kept out of the slim schema (the default tool
+    /// surface is at its 6 KB budget); the README documents it.
+    #[schemars(skip)]
     pub sandbox: Option<termpilot::sandbox::Mode>,
 }
 
