@@ -125,6 +125,10 @@ impl Session {
                 "`command` is empty; pass the command line to run.".into(),
             ));
         }
+        if self.hooked && !self.prompt_seen() {
+            // Started moments ago (or on a loaded machine): type only once the prompt is up.
+            self.wait_ready_for(req.timeout, cancel).await;
+        }
         self.check_at_prompt()?;
         let mode = self.mode();
         let (seq0, pos0, bracketed, prompt_line) = {
@@ -294,6 +298,8 @@ impl Session {
                 let group = self.foreground_group().unwrap_or(self.pid);
                 if let Some(tty) = &tty
                     && platform::waiting_for_input(group, tty)
+                    // What it printed before it waited (its prompt, or the shell's `D`) is in.
+                    && self.scanned_all()
                     && (group != self.pid || self.command_open(seq0))
                 {
                     return End::WaitingForInput(self.cursor_line());

@@ -12,7 +12,7 @@
 //! | by the shell itself (outside a command, shell in front)  | written at once (fish, zsh plugins) |
 //! | by a command (between its `C` and `D` — for dash, which prints no `C`, between `B` and `D` —, or while another process group owns the terminal) | written once a process of the foreground group waits to read the terminal and every byte the shell printed before that wait has been scanned (so a `D` cannot be missed) |
 //! | …but the command ended first (a `D`/prompt mark arrived; without hooks, the shell took the terminal back) | dropped |
-//! | …and nobody read for [`REPLY_WAIT`] while a program's group still runs | written (a busy program reads it later, as on a real terminal); else dropped |
+//! | …and nobody read for [`REPLY_WAIT`] | dropped (and the command's further answers are written only if it reads at that moment, without a new wait) |
 //!
 //! A shell builtin that asks and reads (`printf '\e[6n'; read -rs -d R`) is served: the shell
 //! itself waits to read before its `D`.
@@ -51,6 +51,8 @@ pub struct ReplyContext {
     pub reader_idle: Arc<AtomicBool>,
     /// The terminal's device path, looked up once.
     tty: OnceLock<Option<PathBuf>>,
+    /// The command (by its count of ends) whose answer went unread for the whole wait.
+    unread: Option<u64>,
 }
 
 impl ReplyContext {
@@ -68,6 +70,7 @@ impl ReplyContext {
             marked,
             reader_idle,
             tty: OnceLock::new(),
+            unread: None,
         }
     }
 
@@ -85,8 +88,14 @@ impl ReplyContext {
 
     /// Waits (at most [`REPLY_WAIT`]) until a command's answer, asked when the session had
     /// seen `ends_at` command ends, should be written (`true`) or dropped (`false`).
-    pub fn should_write(&self, ends_at: u64) -> bool {
-        let deadline = Instant::now() + REPLY_WAIT;
+    pub fn should_write(&mut self, ends_at: u64) -> bool {
+        // A command that left an answer unread gets no second wait.
+        let wait = if self.unread == Some(ends_at) {
+            Duration::ZERO
+        } else {
+            REPLY_WAIT
+        };
+        let deadline = Instant::now() + wait;
         let mut pause = Duration::from_micros(500);
         loop {
             if (self.ends_seen)() > ends_at {
@@ -107,7 +116,8 @@ impl ReplyContext {
                 return (self.ends_seen)() <= ends_at;
             }
             if Instant::now() >= deadline {
-                return group != self.shell_pid && platform::group_alive(group);
+                self.unread = Some(ends_at);
+                return false;
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(10));

@@ -263,6 +263,8 @@ pub struct Session {
     input: std::sync::mpsc::Sender<WriteJob>,
     master: Mutex<Box<dyn MasterPty + Send>>,
     master_fd: Option<i32>,
+    /// Set while the reader waits for output (see [`Session::scanned_all`]).
+    reader_idle: Arc<std::sync::atomic::AtomicBool>,
     events: Arc<watch::Sender<u64>>,
     /// Held by a tool call for its whole duration: calls on one session run one at a time.
     pub op: Arc<tokio::sync::Mutex<()>>,
@@ -369,15 +371,16 @@ impl Session {
         let (input, input_rx) = std::sync::mpsc::channel::<WriteJob>();
 
         let reader_idle = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let replies = Arc::new(ReplyContext::new(
+        let replies_idle = reader_idle.clone();
+        let mut replies = ReplyContext::new(
             master_fd,
             pid,
             hooked,
             super::replies::counter(&state, |s: &State| s.ends_seen),
             reader_idle.clone(),
-        ));
+        );
         spawn_thread(&id, "writer", move || {
-            writer_loop(writer, input_rx, &replies)
+            writer_loop(writer, input_rx, &mut replies)
         })?;
         {
             let state = state.clone();
@@ -430,6 +433,7 @@ impl Session {
             input,
             master: Mutex::new(pair.master),
             master_fd,
+            reader_idle: replies_idle,
             events,
             op: Arc::new(tokio::sync::Mutex::new(())),
             last_used: Mutex::new(now),
@@ -466,6 +470,14 @@ impl Session {
     /// The terminal's foreground process group (Unix), if known.
     pub fn foreground_group(&self) -> Option<i32> {
         self.master_fd.and_then(platform::foreground_group)
+    }
+
+    /// True when every byte the programs wrote so far has been scanned (marks counted): the
+    /// reader waits for more and nothing is pending. Asked before trusting that a shell
+    /// blocked reading is still inside a command, since its `D` may be in flight.
+    pub fn scanned_all(&self) -> bool {
+        self.reader_idle.load(std::sync::atomic::Ordering::SeqCst)
+            && !self.master_fd.is_some_and(platform::readable_now)
     }
 
     /// What `terminal_list` shows, read with one short lock.
@@ -727,7 +739,7 @@ fn reader_loop(
 fn writer_loop(
     mut writer: Box<dyn Write + Send>,
     jobs: std::sync::mpsc::Receiver<WriteJob>,
-    replies: &ReplyContext,
+    replies: &mut ReplyContext,
 ) {
     while let Ok(job) = jobs.recv() {
         if let Some(ends_at) = job.held
