@@ -141,7 +141,8 @@ async fn workspace_write_confines_a_session_and_everything_typed_in_it() {
     let _ = std::fs::remove_file(&etc);
     assert!(!escaped && out.contains("Permission denied"), "{out}");
 
-    denied(&server, &id, "touch ~/x").await;
+    let r = exec(&server, &id, "touch ~/x").await;
+    assert!(r["hint"].as_str().unwrap().contains("--writable"), "{r}");
     assert!(!f.home.join("x").exists());
 
     std::fs::write(f.root.join("mine"), "mine\n").unwrap();

@@ -102,7 +102,7 @@ pub fn check_write(policy: &Policy, path: &Path) -> Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::sandbox::policy::Network;
