@@ -103,6 +103,12 @@ pub struct ServeArgs {
     /// ~/.aws, ~/.config/gcloud, ~/.kube, ~/.docker/config.json, ~/.netrc, the token file).
     #[arg(long = "deny-read", global = true, value_name = "PATH")]
     pub deny_read: Vec<PathBuf>,
+    /// Most bytes one spill file of a one-shot command's stream takes; the rest is dropped
+    /// and the result says so (spillTruncated).
+    #[arg(long, global = true, env = "TERMPILOT_MAX_SPILL_BYTES",
+          default_value_t = config::DEFAULT_MAX_SPILL_BYTES,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_spill_bytes: u64,
 }
 
 impl ServeArgs {
@@ -145,6 +151,7 @@ impl ServeArgs {
                 network: self.network,
                 deny_read: self.deny_read,
             },
+            max_spill_bytes: self.max_spill_bytes,
         }
     }
 }

@@ -161,3 +161,14 @@ async fn multi_line_commands_are_exact_whatever_the_line_editor() {
     }
     server.stop().await;
 }
+
+#[tokio::test]
+async fn screen_text_shows_tabs_as_the_spaces_on_screen() {
+    let server = start().await;
+    let id = session(&server, "sh", json!({"PS1": "$ "})).await;
+    exec(&server, &id, r"printf 'a\tb\tc\n'").await;
+    let screen = server.screen_text(&id).await;
+    assert!(!screen.contains('\t'), "{screen:?}");
+    assert!(screen.contains("a       b       c"), "{screen:?}");
+    server.stop().await;
+}

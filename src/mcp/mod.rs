@@ -8,10 +8,12 @@
 //! - [`reply`] shapes results (`structuredContent` + the same JSON as text) and errors.
 //! - [`tools`] holds the native handlers, one small file per group of tools.
 //! - [`stdio`] frames the stdio transport and answers malformed lines.
+//! - [`logging`]: shapes of calls at every level; whole messages only under `termpilot::wire`.
 //!
 //! Nothing here owns state: the [`termpilot::Core`] handle does.
 
 pub mod args;
+pub mod logging;
 pub mod progress;
 pub mod registry;
 pub mod reply;

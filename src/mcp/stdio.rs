@@ -27,6 +27,7 @@ pub async fn serve(server: Server) -> anyhow::Result<()> {
     let writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();
         while let Some(line) = lines_rx.recv().await {
+            super::logging::wire("out", &line);
             if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
                 break;
             }
@@ -80,6 +81,7 @@ pub async fn serve(server: Server) -> anyhow::Result<()> {
             if body.is_empty() {
                 continue;
             }
+            super::logging::wire("in", body);
             if let Some(problem) = malformed(body) {
                 tracing::debug!("answering a malformed line: {problem}");
                 let _ = lines_tx.send(parse_error(&problem));

@@ -27,8 +27,15 @@ use crate::exec::spill;
 use crate::platform;
 use crate::progress::Progress;
 
-/// How far past the typed command its echo's newline is looked for.
-const ECHO_WINDOW: u64 = 64 * 1024;
+/// The longest command `terminal_exec` types (longer ones go in a file the shell sources).
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
+/// How far past the typed command its echo's last newline is looked for.
+const ECHO_WINDOW: u64 = 4 * MAX_COMMAND_BYTES as u64;
+
+/// After a cancelled exec, how long Ctrl+C is given to end the command before its process
+/// group is killed, and how long the prompt is then awaited.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
 
 /// Output must be still this long before checking whether the command waits for input.
 pub const INPUT_QUIET: Duration = Duration::from_millis(250);
@@ -125,6 +132,13 @@ impl Session {
                 "`command` is empty; pass the command line to run.".into(),
             ));
         }
+        if req.command.len() > MAX_COMMAND_BYTES {
+            return Err(Error::InvalidInput(format!(
+                "`command` is {} bytes, over the {} KiB a command line may take; write it to a file with terminal_write_file and run `. FILE` (or `sh FILE`) instead.",
+                req.command.len(),
+                MAX_COMMAND_BYTES / 1024
+            )));
+        }
         if self.hooked && !self.prompt_seen() {
             // Started moments ago (or on a loaded machine): type only once the prompt is up.
             self.wait_ready_for(req.timeout, cancel).await;
@@ -152,12 +166,18 @@ impl Session {
         let started = Instant::now();
         if let Err(e) = self.write(typed.into_bytes(), Some(&echo)).await {
             self.state().capture = None;
+            // Never leave a half-typed line behind for the next command.
+            self.interrupt(mode, seq0).await;
             return Err(e);
         }
         let end = self
             .exec_wait(req, mode, seq0, pos0, started, cancel, progress)
             .await;
         let duration = started.elapsed();
+        if matches!(end, End::Cancelled) {
+            // Cancelled like a one-shot run: the command is stopped, the prompt back.
+            self.interrupt(mode, seq0).await;
+        }
 
         let (mut capture, from, to, exit_code) = {
             let mut s = self.state();
@@ -321,6 +341,56 @@ impl Session {
                 _ = rx.changed() => {}
                 _ = tokio::time::sleep_until(tokio::time::Instant::from_std(wake)) => {}
                 _ = cancel.cancelled() => return End::Cancelled,
+            }
+        }
+    }
+
+    /// Stops what the command typed after mark `seq0` left running and brings the prompt
+    /// back: Ctrl+C (the terminal's interrupt, for the foreground group), then — if the
+    /// command ignores it — its process group killed as a tree. Bounded by
+    /// [`INTERRUPT_GRACE`] twice; a shell that never returns is left as it is.
+    async fn interrupt(&self, mode: Mode, seq0: u64) {
+        let running = |s: &Session| -> bool {
+            let fg = s.foreground_group();
+            let program = fg.is_some_and(|pg| pg != s.pid);
+            let by_marks = mode == Mode::Osc133 && {
+                let st = s.state();
+                !matches!(finished_by_marks(&st, seq0, 1), ByMarks::Done { .. }) && !st.gone()
+            };
+            program || by_marks
+        };
+        if !running(self) {
+            return;
+        }
+        let _ = self.write(b"\x03".to_vec(), None).await;
+        if self.wait_for(INTERRUPT_GRACE, |s| !running(s)).await {
+            return;
+        }
+        if let Some(pg) = self.foreground_group().filter(|&pg| pg != self.pid) {
+            platform::kill_tree(pg);
+        }
+        self.wait_for(INTERRUPT_GRACE, |s| !running(s)).await;
+    }
+
+    /// Waits until `done` holds (checked on every output event and every
+    /// [`super::wait::FOREGROUND_RECHECK`]/5, since a foreground change is not announced),
+    /// for at most `max`. Returns whether it held.
+    async fn wait_for(&self, max: Duration, done: impl Fn(&Session) -> bool) -> bool {
+        let deadline = tokio::time::Instant::now() + max;
+        let mut rx = self.subscribe();
+        loop {
+            rx.borrow_and_update();
+            if done(self) {
+                return true;
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            let tick = now + super::wait::FOREGROUND_RECHECK / 5;
+            tokio::select! {
+                _ = rx.changed() => {}
+                _ = tokio::time::sleep_until(tick.min(deadline)) => {}
             }
         }
     }

@@ -199,26 +199,60 @@ fn write(name: &str, body: &str) -> Result<std::path::PathBuf> {
     write_in(&dir, name, body)
 }
 
-/// Writes a script once (atomically, so concurrent servers never see half a file).
+/// Writes a script into the checked private folder `dir`: a new file created exclusively
+/// (`O_EXCL`, `O_NOFOLLOW`, 0600) under a random name, then renamed over `name`, so no one
+/// can slip a file or a symlink in its place and concurrent servers never see half a file.
+/// An existing script is reused only when it is a regular file of ours with the same text.
 fn write_in(dir: &Path, name: &str, body: &str) -> Result<std::path::PathBuf> {
     let path = dir.join(name);
-    if std::fs::read_to_string(&path).ok().as_deref() == Some(body) {
+    if read_own(&path).as_deref() == Some(body) {
         return Ok(path);
     }
-    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
-    std::fs::write(&tmp, body)
-        .and_then(|_| std::fs::rename(&tmp, &path))
-        .map_err(|e| {
-            crate::error::Error::io(
-                format!(
-                    "Could not write the shell integration script {}",
-                    path.display()
-                ),
-                "check that the temp directory is writable",
-                e,
-            )
-        })?;
+    let failed = |e: std::io::Error| {
+        crate::error::Error::io(
+            format!(
+                "Could not write the shell integration script {}",
+                path.display()
+            ),
+            "check that the temp directory is writable",
+            e,
+        )
+    };
+    let tmp = dir.join(format!(
+        ".{name}.{}.{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    let written = options.open(&tmp).and_then(|mut f| {
+        use std::io::Write;
+        f.write_all(body.as_bytes())?;
+        f.sync_all()
+    });
+    if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, &path)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(failed(e));
+    }
     Ok(path)
+}
+
+/// The text of `path` when it is a regular file (not followed if a symlink) owned by us.
+fn read_own(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    if std::os::unix::fs::MetadataExt::uid(&meta) != crate::platform::uid() {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
 }
 
 fn path_arg(path: &Path) -> String {
