@@ -7,6 +7,7 @@ mod exec;
 mod ingest;
 mod memory;
 mod pipeline;
+mod sandbox;
 mod screenshot;
 mod soak;
 mod startup;
@@ -32,6 +33,7 @@ fn main() {
         ("memory", memory::run),
         ("exec", exec::run),
         ("soak", soak::run),
+        ("sandbox", sandbox::run),
     ];
     let mut rows = Vec::new();
     for (name, run) in sections {

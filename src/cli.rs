@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use termpilot::Config;
 use termpilot::config::{self, Surface};
+use termpilot::sandbox;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -87,6 +88,21 @@ pub struct ServeArgs {
     /// Where jobs and locks are kept (default: $XDG_STATE_HOME/termpilot).
     #[arg(long, global = true, env = "TERMPILOT_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
+    /// Confine every process termpilot starts, enforced by the kernel (Linux): off,
+    /// read-only or workspace-write.
+    #[arg(long, global = true, env = "TERMPILOT_SANDBOX", value_parser = sandbox::Mode::parse,
+          default_value = "off")]
+    pub sandbox: sandbox::Mode,
+    /// A directory sandboxed processes may write (repeatable; default: the working directory).
+    #[arg(long = "writable", global = true, value_name = "DIR")]
+    pub writable: Vec<PathBuf>,
+    /// Network for sandboxed processes: on or off (default: off when sandboxed).
+    #[arg(long, global = true, value_parser = sandbox::Network::parse)]
+    pub network: Option<sandbox::Network>,
+    /// A path sandboxed processes may not read (repeatable; default: ~/.ssh, ~/.gnupg,
+    /// ~/.aws, ~/.config/gcloud, ~/.kube, ~/.docker/config.json, ~/.netrc, the token file).
+    #[arg(long = "deny-read", global = true, value_name = "PATH")]
+    pub deny_read: Vec<PathBuf>,
     /// Most bytes one spill file of a one-shot command's stream takes; the rest is dropped
     /// and the result says so (spillTruncated).
     #[arg(long, global = true, env = "TERMPILOT_MAX_SPILL_BYTES",
@@ -129,6 +145,12 @@ impl ServeArgs {
             idle_timeout: self.idle_timeout.unwrap_or(config::DEFAULT_IDLE_TIMEOUT),
             state_dir: self.state_dir.unwrap_or_else(config::default_state_dir),
             surface,
+            sandbox: sandbox::Settings {
+                mode: self.sandbox,
+                writable: self.writable,
+                network: self.network,
+                deny_read: self.deny_read,
+            },
             max_spill_bytes: self.max_spill_bytes,
         }
     }

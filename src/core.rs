@@ -39,6 +39,7 @@ impl Core {
     /// Ends everything the server started that must not outlive it (sessions, not jobs).
     pub async fn shutdown(&self) {
         self.sessions.shutdown().await;
+        crate::sandbox::cleanup();
         crate::exec::spill::remove_mine();
     }
 }

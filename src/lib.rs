@@ -15,6 +15,7 @@ pub mod locks;
 pub mod platform;
 pub mod progress;
 pub mod render;
+pub mod sandbox;
 pub mod session;
 pub mod sessions;
 pub mod system;

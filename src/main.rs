@@ -13,6 +13,13 @@ use termpilot::Core;
 use crate::cli::{Cli, Command};
 
 fn main() -> std::process::ExitCode {
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
+    if let Some(code) = termpilot::sandbox::wrapper::from_argv() {
+        return std::process::ExitCode::from(code);
+    }
     let cli = Cli::parse();
     init_logging();
     match cli.command {
@@ -62,6 +69,8 @@ fn init_logging() {
 }
 
 fn serve(config: termpilot::Config) -> anyhow::Result<()> {
+    termpilot::sandbox::install(&config.sandbox, config.cwd.as_deref(), &config.state_dir)
+        .map_err(anyhow::Error::msg)?;
     let registry = mcp::registry::Registry::build(mcp::tools::all(), &config.surface)
         .map_err(anyhow::Error::msg)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

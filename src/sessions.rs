@@ -38,6 +38,8 @@ pub struct SessionSummary {
     pub idle_ms: u64,
     pub cols: u16,
     pub rows: u16,
+    /// The sandbox its processes run in: off, read-only or workspace-write.
+    pub sandbox: &'static str,
 }
 
 /// What a new session should be.
@@ -53,6 +55,8 @@ pub struct StartRequest {
     pub login: Option<bool>,
     pub name: Option<String>,
     pub theme: Option<String>,
+    /// A stricter sandbox than the server's for this session (never a looser one).
+    pub sandbox: Option<crate::sandbox::Mode>,
 }
 
 /// What `stop` ended.
@@ -111,7 +115,9 @@ impl SessionManager {
             shell,
             command: req.command.filter(|c| !c.trim().is_empty()),
             cwd,
-            env: req.env.into_iter().collect(),
+            env: crate::sandbox::session_env(req.env, req.sandbox)?
+                .into_iter()
+                .collect(),
             size: Size {
                 cols: req.cols.unwrap_or(self.config.cols),
                 rows: req.rows.unwrap_or(self.config.rows),
@@ -255,6 +261,7 @@ impl SessionManager {
                     idle_ms: status.idle.as_millis() as u64,
                     cols: status.size.cols,
                     rows: status.size.rows,
+                    sandbox: crate::sandbox::session_mode(&s.shape.env).as_str(),
                 }
             })
             .collect()

@@ -98,7 +98,7 @@ pub async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
         )));
     }
     let (program, args, verbatim) = platform_program(&spec);
-    let mut cmd = Command::new(&program);
+    let mut cmd = crate::sandbox::tokio_command(&program);
     add_args(&mut cmd, &args, verbatim);
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);

@@ -119,6 +119,9 @@ pub fn grep(opts: &GrepOptions, cancel: &CancellationToken) -> Result<GrepResult
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
+        if crate::sandbox::check_read(entry.path()).is_err() {
+            continue; // a deny-read path of the sandbox
+        }
         if entry.metadata().map(|m| m.len()).unwrap_or(0) > MAX_FILE_BYTES {
             result.skipped_large += 1;
             continue;

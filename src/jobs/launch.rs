@@ -96,6 +96,7 @@ pub fn spawn(dir: &Path, cwd: &Path, command: &ShellCommand) -> Result<i32> {
         .arg(WRAPPER)
         .arg("termpilot-job")
         .arg(dir)
+        .args(crate::sandbox::job_prefix(dir))
         .arg(&command.program)
         .args(&command.args)
         .current_dir(cwd)

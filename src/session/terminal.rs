@@ -285,7 +285,7 @@ impl Session {
                 pixel_height: 0,
             })
             .map_err(|e| Error::Other(format!("Could not open a pseudo-terminal ({e}); too many may be open, stop some sessions.")))?;
-        let mut cmd = CommandBuilder::new(&shape.shell.program);
+        let mut cmd: CommandBuilder = crate::sandbox::pty_command(&shape.shell.program, &shape.env);
         let mut integration_env = Vec::new();
         let mut integration_remove = Vec::new();
         let mut hooked = false;

@@ -104,7 +104,8 @@ fn shape(o: ExecOutcome) -> ExecResult {
     } else if o.mode == Mode::ProcessGroup {
         Some("This shell has no integration, so the exit status is unknown; run `echo $?` to see it.".to_string())
     } else {
-        None
+        let failed = o.exit_code.is_some_and(|c| c != 0);
+        termpilot::sandbox::denial_hint(termpilot::sandbox::server_mode(), failed, &o.output)
     };
     ExecResult {
         output: o.output,

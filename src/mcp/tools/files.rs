@@ -91,6 +91,7 @@ async fn write_file(ctx: ToolCtx, p: WriteParams) -> Result<WriteResult, ToolErr
         None => None,
     };
     let target = path::resolve(&p.path, base.as_deref())?;
+    termpilot::sandbox::check_write(&target)?;
     let bytes = encoding::decode(&p.content, p.encoding)?;
     let opts = write::WriteOptions {
         append: p.append,
@@ -132,6 +133,7 @@ pub struct EditResult {
 
 async fn edit_file(_ctx: ToolCtx, p: EditParams) -> Result<EditResult, ToolError> {
     let target = path::resolve(&p.path, None)?;
+    termpilot::sandbox::check_write(&target)?;
     let e = blocking(move || {
         edit::edit(
             &target,
@@ -169,6 +171,7 @@ pub struct GrepParams {
 }
 
 async fn grep_files(ctx: ToolCtx, p: GrepParams) -> Result<GrepResult, ToolError> {
+    termpilot::sandbox::check_read(&path::resolve(&p.path, None)?)?;
     let opts = GrepOptions {
         pattern: p.pattern,
         path: path::resolve(&p.path, None)?,

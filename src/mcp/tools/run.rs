@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use termpilot::exec::checks::{self, FileCheck};
 use termpilot::exec::{Captured, Outcome, OutputCap, Shell, Spec, pager, parse, python};
+use termpilot::sandbox;
 
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
@@ -189,6 +190,8 @@ pub struct RunResult {
     pub checks: Option<ChecksOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// The sandbox the command ran in: off, read-only or workspace-write.
+    pub sandbox: &'static str,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -299,7 +302,11 @@ fn envelope(
         stdout: stdout_out(&out.stdout, Some(out.stdout.text())),
         stderr: stderr_out(&out.stderr),
         checks: None,
-        hint: out.timed_out.then(|| timeout_hint(timeout)),
+        hint: out.timed_out.then(|| timeout_hint(timeout)).or_else(|| {
+            let failed = out.exit_code.is_some_and(|c| c != 0);
+            sandbox::denial_hint(sandbox::server_mode(), failed, &out.stderr.text())
+        }),
+        sandbox: sandbox::server_mode().as_str(),
     }
 }
 
@@ -464,6 +471,8 @@ pub struct PythonResult {
     pub stdout: StreamOut,
     pub stderr: StreamOut,
     pub python_executable: String,
+    /// The sandbox the code ran in: off, read-only or workspace-write.
+    pub sandbox: &'static str,
 }
 
 async fn run_python(ctx: ToolCtx, p: PythonParams) -> Result<PythonResult, ToolError> {
@@ -476,6 +485,7 @@ async fn run_python(ctx: ToolCtx, p: PythonParams) -> Result<PythonResult, ToolE
         stdout: (&out.stdout).into(),
         stderr: (&out.stderr).into(),
         python_executable: exe,
+        sandbox: sandbox::server_mode().as_str(),
     };
     if out.timed_out {
         let partial = serde_json::to_string(&result).unwrap_or_default();

@@ -71,6 +71,10 @@ pub struct StartParams {
     #[schemars(range(min = 0, max = 100000))]
     pub scrollback: Option<usize>,
     pub theme: Option<Theme>,
+    /// Only tightens the server's sandbox. Kept out of the slim schema (the default tool
+    /// surface is at its 6 KB budget); the README documents it.
+    #[schemars(skip)]
+    pub sandbox: Option<termpilot::sandbox::Mode>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -110,6 +114,8 @@ pub struct StartResult {
     pub attach: Option<String>,
     pub cols: u16,
     pub rows: u16,
+    /// The sandbox the session runs in: off, read-only or workspace-write.
+    pub sandbox: &'static str,
 }
 
 async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
@@ -124,6 +130,7 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         login: p.login,
         name: p.name,
         theme: p.theme.map(|t| t.name().to_string()),
+        sandbox: p.sandbox,
     };
     let session = ctx.core.sessions.start(request)?;
     session.wait_ready(&ctx.cancel).await;
@@ -141,6 +148,7 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         attach: session.attach_command(),
         cols: session.shape.size.cols,
         rows: session.shape.size.rows,
+        sandbox: termpilot::sandbox::session_mode(&session.shape.env).as_str(),
     })
 }
 

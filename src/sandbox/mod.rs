@@ -1,0 +1,347 @@
+//! The sandbox: what termpilot's children may read, write and reach, enforced by the kernel.
+//!
+//! The whole policy lives here. [`install`] turns the command line's [`Settings`] into the
+//! server's [`Policy`] once at start-up (fail closed: a mode the kernel cannot enforce is an
+//! error, checked by really applying it in a throw-away child), and keeps it where nothing can
+//! change it. Every child is then started as `termpilot __sandbox-exec <policy> -- program…`
+//! (see [`wrapper`]): [`tokio_command`] for the one-shot runner, [`pty_command`] for sessions,
+//! [`job_prefix`] for jobs. A session may ask for a stricter mode (its `sandbox` parameter,
+//! carried in its env as `TERMPILOT_SANDBOX`), never a looser one. [`check_write`] and
+//! [`check_read`] hold termpilot's own file tools to the same rules.
+//!
+//! Linux only (Landlock, seccomp, mount namespaces); elsewhere `--sandbox` is refused.
+
+mod paths;
+mod plan;
+pub mod policy;
+
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod landlock;
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod mounts;
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod seccomp;
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+pub mod wrapper;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+pub use policy::{Mode, Network, Policy, Settings, WRAPPER_ARG};
+
+use crate::error::{Error, Result};
+
+/// The env variable a session's requested mode travels in, and that every sandboxed process
+/// sees (set to its effective mode by the wrapper).
+pub const SESSION_ENV: &str = "TERMPILOT_SANDBOX";
+
+/// True where this build can enforce a sandbox.
+pub const SUPPORTED: bool = cfg!(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+));
+
+/// The server's policy, set once by [`install`].
+static SERVER: OnceLock<Policy> = OnceLock::new();
+
+/// The server's policy (mode `off` when it has none, or before [`install`]).
+pub fn server() -> Option<&'static Policy> {
+    SERVER.get()
+}
+
+/// The server's mode.
+pub fn server_mode() -> Mode {
+    server().map_or(Mode::Off, |p| p.mode)
+}
+
+/// Resolves `settings` (write roots default to `cwd`, deny-read paths to the secrets under
+/// `$HOME` and the token file in `state_dir`), checks the kernel can enforce them, and makes
+/// them the server's policy. The error is one sentence for the person starting termpilot.
+pub fn install(
+    settings: &Settings,
+    cwd: Option<&Path>,
+    state_dir: &Path,
+) -> std::result::Result<(), String> {
+    if settings.mode == Mode::Off && settings.network == Some(Network::Off) {
+        return Err("--network off needs --sandbox read-only or workspace-write; add one of them, or drop --network off.".into());
+    }
+    if settings.mode != Mode::Off && !SUPPORTED {
+        return Err(format!(
+            "--sandbox {} needs Linux (Landlock and seccomp) on x86_64 or aarch64 and is not available on this system yet; run without --sandbox.",
+            settings.mode.as_str()
+        ));
+    }
+    let policy = resolve(settings, cwd, state_dir)?;
+    if policy.active() {
+        verify(&policy)?;
+        tracing::info!(mode = policy.mode.as_str(), network = policy.network.as_str(), roots = ?policy.write_roots, "sandbox on");
+    }
+    let _ = SERVER.set(policy);
+    Ok(())
+}
+
+fn resolve(
+    settings: &Settings,
+    cwd: Option<&Path>,
+    state_dir: &Path,
+) -> std::result::Result<Policy, String> {
+    let mut roots = settings.writable.clone();
+    if roots.is_empty() {
+        let here = match cwd {
+            Some(c) => c.to_path_buf(),
+            None => std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory ({e}); pass --writable"))?,
+        };
+        roots.push(here);
+    }
+    let mut write_roots = Vec::new();
+    for root in roots {
+        let real = std::fs::canonicalize(&root).ok().filter(|r| r.is_dir());
+        match real {
+            Some(r) => write_roots.push(r),
+            None if settings.mode == Mode::Off => {}
+            None => {
+                return Err(format!(
+                    "The write root `{}` is not an existing directory; pass an existing directory to --writable.",
+                    root.display()
+                ));
+            }
+        }
+    }
+    let deny = if settings.deny_read.is_empty() {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        policy::default_deny_read(home.as_deref(), state_dir)
+    } else {
+        settings.deny_read.clone()
+    };
+    let deny_read = deny.iter().map(|d| paths::resolve(&absolute(d))).collect();
+    // Created by the wrapper (0700) when a child first needs it.
+    let tmp = paths::resolve(
+        &std::env::temp_dir()
+            .join(crate::exec::spill::user_folder())
+            .join(format!("sandbox-{}", std::process::id())),
+    );
+    let network = settings.network.unwrap_or(if settings.mode == Mode::Off {
+        Network::On
+    } else {
+        Network::Off
+    });
+    Ok(Policy {
+        mode: settings.mode,
+        network,
+        write_roots,
+        deny_read,
+        tmp,
+    })
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(p)
+    }
+}
+
+/// Fails unless the kernel enforces `policy`: the kernel's features first (for a precise
+/// sentence), then the real thing in a throw-away wrapper process.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+fn verify(policy: &Policy) -> std::result::Result<(), String> {
+    let mode = policy.mode.as_str();
+    let abi = landlock::abi_version();
+    if abi < landlock::MIN_ABI {
+        return Err(format!(
+            "--sandbox {mode} cannot be enforced: {}; run with --sandbox off (nothing would be confined) or on a newer kernel.",
+            landlock::missing_abi(abi)
+        ));
+    }
+    if policy.network == Network::Off && !seccomp::available() {
+        return Err(format!(
+            "--network off cannot be enforced: this kernel has no seccomp filters; pass --network on to keep the --sandbox {mode} file rules with the network open."
+        ));
+    }
+    let out = std::process::Command::new("/proc/self/exe")
+        .arg(WRAPPER_ARG)
+        .args(policy.to_args())
+        .arg(wrapper::PROBE)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot start the sandbox self-test ({e})"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    let advice = if why.contains("mount namespace") {
+        "use --sandbox read-only, or write roots that are not git checkouts"
+    } else {
+        "run with --sandbox off"
+    };
+    Err(format!(
+        "--sandbox {mode} cannot be enforced here ({why}); {advice}."
+    ))
+}
+
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+fn verify(_policy: &Policy) -> std::result::Result<(), String> {
+    Err("the sandbox is not available on this system".into())
+}
+
+/// The policy for a child of a session whose env asks for `TERMPILOT_SANDBOX`, or of a
+/// one-shot (no request): `None` when nothing is confined.
+fn policy_for(requested: Option<Mode>) -> Option<Policy> {
+    let base = server()?;
+    let p = match requested {
+        Some(mode) => base.tightened(mode),
+        None => base.clone(),
+    };
+    p.active().then_some(p)
+}
+
+fn requested_in(env: &[(String, String)]) -> Option<Mode> {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == SESSION_ENV)
+        .and_then(|(_, v)| Mode::parse(v).ok())
+}
+
+/// A session's env with its `sandbox` request recorded, after checking the request can be
+/// enforced. A request looser than the server's mode changes nothing.
+pub fn session_env(
+    mut env: BTreeMap<String, String>,
+    requested: Option<Mode>,
+) -> Result<BTreeMap<String, String>> {
+    let requested = match (requested, env.get(SESSION_ENV)) {
+        (Some(m), _) => Some(m),
+        (None, Some(v)) => Some(Mode::parse(v).map_err(|e| {
+            Error::InvalidInput(format!(
+                "env {SESSION_ENV}: {e}, or pass the sandbox parameter."
+            ))
+        })?),
+        (None, None) => None,
+    };
+    let Some(mode) = requested else {
+        return Ok(env);
+    };
+    if mode != Mode::Off && server_mode() == Mode::Off {
+        let Some(p) = policy_for(Some(mode)) else {
+            return Err(Error::Other(
+                "The sandbox is not set up in this server; start termpilot with --sandbox.".into(),
+            ));
+        };
+        if !SUPPORTED {
+            return Err(Error::InvalidInput(
+                "sandbox needs Linux; on this system start sessions without it.".into(),
+            ));
+        }
+        verify(&p).map_err(Error::InvalidInput)?;
+    }
+    env.insert(SESSION_ENV.into(), mode.as_str().into());
+    Ok(env)
+}
+
+/// The effective mode of a session started with `env`.
+pub fn session_mode(env: &[(String, String)]) -> Mode {
+    policy_for(requested_in(env)).map_or(Mode::Off, |p| p.mode)
+}
+
+fn wrapper_args(policy: &Policy) -> Vec<OsString> {
+    let mut a = vec![OsString::from(WRAPPER_ARG)];
+    a.extend(policy.to_args());
+    a
+}
+
+/// The one-shot runner's command for `program`: through the wrapper when sandboxed.
+pub fn tokio_command(program: &str) -> tokio::process::Command {
+    match policy_for(None) {
+        None => tokio::process::Command::new(program),
+        Some(p) => {
+            let mut cmd = tokio::process::Command::new("/proc/self/exe");
+            cmd.args(wrapper_args(&p)).arg(program);
+            cmd
+        }
+    }
+}
+
+/// A session's command for its shell `program` (the session's `env` may tighten the mode).
+pub fn pty_command(program: &Path, env: &[(String, String)]) -> portable_pty::CommandBuilder {
+    match policy_for(requested_in(env)) {
+        None => portable_pty::CommandBuilder::new(program),
+        Some(p) => {
+            let mut cmd = portable_pty::CommandBuilder::new("/proc/self/exe");
+            cmd.args(wrapper_args(&p));
+            cmd.arg(program);
+            cmd
+        }
+    }
+}
+
+/// What a job's wrapper puts before the job's own argv: the sandbox wrapper (by the server
+/// binary's path, the job outlives the server) with the job's own temp dir `dir/tmp`.
+/// Empty when jobs are not sandboxed.
+pub fn job_prefix(dir: &Path) -> Vec<OsString> {
+    let Some(mut p) = policy_for(None) else {
+        return Vec::new();
+    };
+    p.tmp = dir.join("tmp");
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"));
+    let mut a = vec![exe.into_os_string()];
+    a.extend(wrapper_args(&p));
+    a
+}
+
+/// Refuses termpilot's own write to `path` where a sandboxed process could not write.
+pub fn check_write(path: &Path) -> Result<()> {
+    server().map_or(Ok(()), |p| paths::check_write(p, path))
+}
+
+/// Refuses termpilot's own read of `path` inside a deny-read path.
+pub fn check_read(path: &Path) -> Result<()> {
+    server().map_or(Ok(()), |p| paths::check_read(p, path))
+}
+
+/// Removes the server's private temp dir (at shutdown; jobs keep their own).
+pub fn cleanup() {
+    if let Some(p) = server() {
+        let _ = std::fs::remove_dir_all(&p.tmp);
+    }
+}
+
+/// A one-line hint when a sandboxed command failed with what looks like a denial.
+pub fn denial_hint(mode: Mode, failed: bool, output: &str) -> Option<String> {
+    if mode == Mode::Off || !failed {
+        return None;
+    }
+    let denied = [
+        "Permission denied",
+        "Operation not permitted",
+        "Read-only file system",
+    ];
+    denied.iter().any(|d| output.contains(d)).then(|| {
+        format!(
+            "The {} sandbox may have denied this (writes outside the write roots, reading secrets, the network); the person running termpilot can widen it with --writable, --deny-read or --network on.",
+            mode.as_str()
+        )
+    })
+}
