@@ -38,6 +38,9 @@ pub struct SessionSummary {
     pub idle_ms: u64,
     pub cols: u16,
     pub rows: u16,
+    /// `"person"` while someone holds the keyboard from the web page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controller: Option<&'static str>,
 }
 
 /// What a new session should be.
@@ -79,6 +82,8 @@ struct Inner {
 pub struct SessionManager {
     config: Arc<Config>,
     inner: Mutex<Inner>,
+    /// Bumped whenever a session starts or ends, for whoever lists them live.
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl SessionManager {
@@ -86,6 +91,7 @@ impl SessionManager {
         SessionManager {
             config,
             inner: Mutex::new(Inner::default()),
+            changes: tokio::sync::watch::channel(0).0,
         }
     }
 
@@ -141,7 +147,17 @@ impl SessionManager {
         let id = new_id(&inner);
         let session = Session::spawn(id, shape)?;
         inner.live.push(session.clone());
+        self.changed();
         Ok(session)
+    }
+
+    /// A receiver that wakes when a session starts or ends.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n += 1);
     }
 
     /// The live session with this id or name. A reserved id is started afresh, and the
@@ -225,6 +241,7 @@ impl SessionManager {
             }
         };
         session.kill().await;
+        self.changed();
         Ok(Stopped::Live(session))
     }
 
@@ -236,6 +253,16 @@ impl SessionManager {
         inner.live.retain(|s| s.id != session.id);
         inner.live.push(fresh.clone());
         Ok(fresh)
+    }
+
+    /// The live session with this id or name, without touching it or restarting a reserved
+    /// id: for people and resource reads, which must change nothing.
+    pub fn peek(&self, id: &str) -> Option<Arc<Session>> {
+        self.inner()
+            .live
+            .iter()
+            .find(|s| s.id == id || s.shape.name.as_deref() == Some(id))
+            .cloned()
     }
 
     /// Every live session, oldest first.
@@ -255,6 +282,8 @@ impl SessionManager {
                     idle_ms: status.idle.as_millis() as u64,
                     cols: status.size.cols,
                     rows: status.size.rows,
+                    controller: (s.controller() == crate::session::control::Controller::Person)
+                        .then_some("person"),
                 }
             })
             .collect()
@@ -295,6 +324,7 @@ impl SessionManager {
                 reserve(&mut inner, &session, why, last_screen);
             }
             session.kill().await;
+            self.changed();
         }
     }
 
@@ -314,6 +344,7 @@ impl SessionManager {
         for session in live {
             session.kill().await;
         }
+        self.changed();
     }
 }
 

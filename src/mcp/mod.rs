@@ -8,6 +8,7 @@
 //! - [`reply`] shapes results (`structuredContent` + the same JSON as text) and errors.
 //! - [`tools`] holds the native handlers, one small file per group of tools.
 //! - [`stdio`] frames the stdio transport and answers malformed lines.
+//! - [`resources`] serves sessions, jobs and skills as MCP resources (one provider each).
 //!
 //! Nothing here owns state: the [`termpilot::Core`] handle does.
 
@@ -15,6 +16,7 @@ pub mod args;
 pub mod progress;
 pub mod registry;
 pub mod reply;
+pub mod resources;
 pub mod schema;
 pub mod server;
 pub mod stdio;
