@@ -270,3 +270,118 @@ async fn without_the_cookie_only_the_login_page_is_served() {
     assert_eq!(status, 403);
     server.terminate().await;
 }
+
+/// A logged-in WebSocket on `/ws/session/{id}` (no browser: the page's own protocol).
+async fn live_socket(
+    server: &HttpServer,
+    id: &str,
+) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let origin = format!("http://127.0.0.1:{}", server.port);
+    let login = reqwest::Client::new()
+        .post(format!("{}/login", server.url))
+        .header("origin", &origin)
+        .body(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    let cookie = login.headers()["set-cookie"].to_str().unwrap().to_string();
+    let mut request = format!("ws://127.0.0.1:{}/ws/session/{id}", server.port)
+        .into_client_request()
+        .unwrap();
+    let headers = request.headers_mut();
+    headers.insert("origin", origin.parse().unwrap());
+    headers.insert("cookie", cookie.split(';').next().unwrap().parse().unwrap());
+    let (ws, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("the live socket opens");
+    ws
+}
+
+/// The next text message of type `kind` (terminal bytes and other messages skipped).
+async fn next_of(
+    ws: &mut tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
+    kind: &str,
+) -> serde_json::Value {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    tokio::time::timeout(common::TEST_TIMEOUT, async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Text(text))) => {
+                    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                    if v["type"] == kind {
+                        return v;
+                    }
+                }
+                Some(Ok(_)) => {}
+                other => panic!("the socket ended before a {kind} message: {other:?}"),
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("a {kind} message in time"))
+}
+
+#[tokio::test]
+async fn one_page_holds_control_another_is_refused_and_closing_the_tab_releases_it() {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let server = http::start().await;
+    let agent = server.client(Era::Initialize).await;
+    let id = agent
+        .ok("terminal_start", json!({"env": {"PS1": "$ "}}))
+        .await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut first = live_socket(&server, &id).await;
+    let mut second = live_socket(&server, &id).await;
+    let hello = next_of(&mut first, "hello").await;
+    assert_eq!(hello["controller"], "agent");
+    next_of(&mut second, "hello").await;
+
+    let send = |value: serde_json::Value| Message::Text(value.to_string().into());
+    first.send(send(json!({"type": "take"}))).await.unwrap();
+    let control = next_of(&mut first, "control").await;
+    assert_eq!(
+        (control["controller"].clone(), control["you"].clone()),
+        (json!("person"), json!(true))
+    );
+    second
+        .send(send(json!({"type": "input", "data": "echo sneaky\r"})))
+        .await
+        .unwrap();
+    let refused = next_of(&mut second, "refused").await;
+    assert!(
+        refused["why"].as_str().unwrap().contains("another page"),
+        "{refused}"
+    );
+    assert!(
+        agent
+            .err(
+                "terminal_send_key",
+                json!({"sessionId": id, "key": "Enter"})
+            )
+            .await
+            .contains("A person is typing")
+    );
+
+    // Closing the holder's tab gives the keyboard back to the agent.
+    first.close(None).await.unwrap();
+    drop(first);
+    // (The second page first heard that a person took control; then that it came back.)
+    while next_of(&mut second, "control").await["controller"] != "agent" {}
+    let ran = agent
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo agent-back", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(ran["output"], "agent-back");
+    assert!(!agent.screen_text(&id).await.contains("sneaky"));
+    agent.stop().await;
+    server.terminate().await;
+}
