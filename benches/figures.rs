@@ -10,6 +10,7 @@ mod pipeline;
 mod screenshot;
 mod soak;
 mod startup;
+mod web;
 
 /// A section of the benchmark: runs and returns its rows.
 type Section = fn() -> Vec<Row>;
@@ -32,6 +33,7 @@ fn main() {
         ("memory", memory::run),
         ("exec", exec::run),
         ("soak", soak::run),
+        ("web", web::run),
     ];
     let mut rows = Vec::new();
     for (name, run) in sections {

@@ -171,6 +171,19 @@ window.termpilot = {
     return lines.join("\n");
   },
   get controlling() { return !!(state.view && state.view.you); },
+  // Resolves true as soon as `text` is in the open terminal's buffer (checked after every
+  // write the terminal parses), false after `ms`.
+  waitText(text, ms) {
+    return new Promise((done) => {
+      const term = state.view && state.view.term;
+      if (!term) return done(false);
+      if (this.screenText().includes(text)) return done(true);
+      const timer = setTimeout(() => { hook.dispose(); done(false); }, ms);
+      const hook = term.onWriteParsed(() => {
+        if (this.screenText().includes(text)) { clearTimeout(timer); hook.dispose(); done(true); }
+      });
+    });
+  },
 };
 
 connectList();
