@@ -125,6 +125,10 @@ impl Session {
                 "`command` is empty; pass the command line to run.".into(),
             ));
         }
+        if self.hooked && !self.prompt_seen() {
+            // Started moments ago (or on a loaded machine): type only once the prompt is up.
+            self.wait_ready_for(req.timeout, cancel).await;
+        }
         self.check_at_prompt()?;
         let mode = self.mode();
         let (seq0, pos0, bracketed, prompt_line) = {
@@ -142,44 +146,23 @@ impl Session {
             )
         };
         let command = req.command.trim_end_matches(['\r', '\n']);
-        let multi_line = command.contains('\n');
-        let typed = if multi_line && bracketed {
-            format!(
-                "\x1b[200~{}\x1b[201~\r",
-                command.replace("\r\n", "\n").replace('\n', "\r")
-            )
-        } else {
-            format!("{}\r", command.replace("\r\n", "\r").replace('\n', "\r"))
-        };
-        // Without a paste, each line runs on its own: expect one end mark per line.
-        let ends_expected = if multi_line && !bracketed {
-            command.lines().count() as u64
-        } else {
-            1
-        };
+        let (typed, echo) = self.typed_form(command, bracketed);
+        // Lines the terminal echoes before the output, for shells that mark no output start.
+        let echo_lines = echo.lines().count().max(1);
         let started = Instant::now();
-        if let Err(e) = self.write(typed.into_bytes(), Some(command)).await {
+        if let Err(e) = self.write(typed.into_bytes(), Some(&echo)).await {
             self.state().capture = None;
             return Err(e);
         }
         let end = self
-            .exec_wait(
-                req,
-                mode,
-                seq0,
-                pos0,
-                ends_expected,
-                started,
-                cancel,
-                progress,
-            )
+            .exec_wait(req, mode, seq0, pos0, started, cancel, progress)
             .await;
         let duration = started.elapsed();
 
         let (mut capture, from, to, exit_code) = {
             let mut s = self.state();
             let mut capture = s.capture.take().unwrap_or_else(|| Capture::new(pos0));
-            let from = output_start(&s, &mut capture, mode, seq0, pos0);
+            let from = output_start(&s, &mut capture, mode, seq0, pos0, echo_lines);
             let (to, exit_code) = match &end {
                 End::Done { to, exit } => (*to, *exit),
                 _ => (s.log.end(), None),
@@ -226,7 +209,6 @@ impl Session {
         mode: Mode,
         seq0: u64,
         pos0: u64,
-        ends_expected: u64,
         started: Instant,
         cancel: &CancellationToken,
         progress: &dyn Progress,
@@ -243,7 +225,7 @@ impl Session {
             let (last_output, output_bytes, finished, (gone, gone_at)) = {
                 let s = self.state();
                 let finished = match mode {
-                    Mode::Osc133 => finished_by_marks(&s, seq0, ends_expected),
+                    Mode::Osc133 => finished_by_marks(&s, seq0, 1),
                     Mode::ProcessGroup => ByMarks::Running,
                 };
                 (
@@ -316,6 +298,8 @@ impl Session {
                 let group = self.foreground_group().unwrap_or(self.pid);
                 if let Some(tty) = &tty
                     && platform::waiting_for_input(group, tty)
+                    // What it printed before it waited (its prompt, or the shell's `D`) is in.
+                    && self.scanned_all()
                     && (group != self.pid || self.command_open(seq0))
                 {
                     return End::WaitingForInput(self.cursor_line());
@@ -339,6 +323,38 @@ impl Session {
                 _ = cancel.cancelled() => return End::Cancelled,
             }
         }
+    }
+
+    /// What to type for `command`, and the echo it brings: one command line whatever its
+    /// lines. A multi-line command goes as a bracketed paste where the line editor asked for
+    /// one; otherwise it is wrapped in `eval '…'`, so the shell reads it whole (heredocs,
+    /// loops and separate lines alike) and it ends with one `D` mark: its output is exactly
+    /// `C..D`, never the in-between prompts and echoes of one command per line.
+    fn typed_form(&self, command: &str, bracketed: bool) -> (String, String) {
+        let command = command.replace("\r\n", "\n");
+        if !command.contains('\n') {
+            return (format!("{command}\r"), command);
+        }
+        if bracketed {
+            return (
+                format!("\x1b[200~{}\x1b[201~\r", command.replace('\n', "\r")),
+                command,
+            );
+        }
+        let wrapped = match self.shape.shell.kind {
+            super::shell::ShellKind::Fish => format!(
+                "eval '{}'",
+                command.replace('\\', "\\\\").replace('\'', "\\'")
+            ),
+            super::shell::ShellKind::Bash
+            | super::shell::ShellKind::Zsh
+            | super::shell::ShellKind::Sh => {
+                format!("eval '{}'", command.replace('\'', "'\\''"))
+            }
+            // Other shells get the lines as typed.
+            _ => command.clone(),
+        };
+        (format!("{}\r", wrapped.replace('\n', "\r")), wrapped)
     }
 
     /// True while the shell is running a command it started after mark `seq0`.
@@ -531,13 +547,14 @@ fn finished_by_marks(s: &super::terminal::State, seq0: u64, ends_expected: u64) 
     }
 }
 
-/// Where the command's output begins: after its `C` mark, else after the echoed line.
+/// Where the command's output begins: after its `C` mark, else after the echoed lines.
 fn output_start(
     s: &super::terminal::State,
     capture: &mut Capture,
     mode: Mode,
     seq0: u64,
     pos0: u64,
+    echo_lines: usize,
 ) -> u64 {
     if mode == Mode::Osc133
         && let Some(c) = s
@@ -546,9 +563,9 @@ fn output_start(
     {
         return c.end;
     }
-    // The echoed command line ends with the first newline (looked for in the first 64 KiB).
+    // The echoed command ends with its last line's newline (looked for in the first 64 KiB).
     let head = capture.range(pos0, pos0 + ECHO_WINDOW);
-    match head.iter().position(|&b| b == b'\n') {
+    match memchr::memchr_iter(b'\n', &head).nth(echo_lines - 1) {
         Some(i) => pos0 + i as u64 + 1,
         None => pos0 + head.len() as u64,
     }

@@ -15,6 +15,13 @@
 //!
 //! Other shells get nothing and are followed through the foreground process group instead.
 //! [`Scanner`] finds the marks in the byte stream.
+//!
+//! Every OSC 133 mark our hooks print is signed with a nonce made for the session
+//! (`tp=<nonce>`), handed to the shell in `__TP_NONCE` and unset there at once, so the
+//! programs it runs do not inherit it. A hooked session honours only signed marks: a program
+//! that prints `133;D` (or `cat`s a log full of marks) cannot end a command early. OSC 7
+//! (the cwd) carries no signature; it is honoured only where the hook prints it, right after
+//! a signed `D` or before the first mark.
 
 mod scanner;
 
@@ -61,6 +68,21 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     /// Variables the shell must not inherit.
     pub remove_env: Vec<String>,
+    /// The nonce that signs this session's marks.
+    pub nonce: String,
+}
+
+/// A fresh nonce: 64 bits from the OS's randomness (std's hasher keys), as hex.
+pub fn new_nonce() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    format!("{:016x}", h.finish())
 }
 
 /// Prepares `shell` for integration; `None` when this shell gets none. `env` is the session's
@@ -70,7 +92,11 @@ pub fn prepare(shell: &Shell, login: bool, env: &[(String, String)]) -> Result<O
     let asked = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
     let ps1 = asked("PS1");
     let ps1 = ps1.as_deref();
-    let mut launch = Launch::default();
+    let mut launch = Launch {
+        nonce: new_nonce(),
+        ..Launch::default()
+    };
+    launch.env.push(("__TP_NONCE".into(), launch.nonce.clone()));
     if let Some(ps1) = ps1 {
         launch.env.push(("__TP_PS1".into(), ps1.into()));
     }
