@@ -11,6 +11,7 @@ mod sandbox;
 mod screenshot;
 mod soak;
 mod startup;
+mod web;
 
 /// A section of the benchmark: runs and returns its rows.
 type Section = fn() -> Vec<Row>;
@@ -34,6 +35,7 @@ fn main() {
         ("exec", exec::run),
         ("soak", soak::run),
         ("sandbox", sandbox::run),
+        ("web", web::run),
     ];
     let mut rows = Vec::new();
     for (name, run) in sections {

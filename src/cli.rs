@@ -23,6 +23,30 @@ pub struct Cli {
     pub command: Option<Command>,
     #[command(flatten)]
     pub serve: ServeArgs,
+    #[command(flatten)]
+    pub http: HttpArgs,
+}
+
+/// Serving over HTTP and the web page (see `src/mcp/http.rs`).
+#[derive(Debug, Args)]
+pub struct HttpArgs {
+    /// Serve MCP over Streamable HTTP at /mcp and the web page at /, instead of stdio
+    /// (default address 127.0.0.1:8765; write --http=ADDR before a subcommand).
+    #[arg(long, global = true, value_name = "ADDR", num_args = 0..=1,
+          default_missing_value = crate::mcp::http::DEFAULT_ADDR)]
+    pub http: Option<String>,
+    /// Allow --http/--web on an address that is not loopback (anyone who reaches it with the
+    /// token can run commands as you).
+    #[arg(long, global = true)]
+    pub http_allow_remote: bool,
+    /// The bearer token HTTP clients and the page's login must present (default: 256 random
+    /// bits, written to a 0600 file and printed on stderr).
+    #[arg(long, global = true, env = "TERMPILOT_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Serve only the web page on ADDR, next to MCP on stdio (default 127.0.0.1:8765).
+    #[arg(long, global = true, value_name = "ADDR", num_args = 0..=1,
+          default_missing_value = crate::mcp::http::DEFAULT_ADDR)]
+    pub web: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

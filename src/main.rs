@@ -4,6 +4,7 @@ mod attach;
 mod cli;
 mod mcp;
 mod skills;
+mod web;
 
 use std::sync::Arc;
 
@@ -44,7 +45,7 @@ fn main() -> std::process::ExitCode {
         }
         Some(Command::Serve) | None => {
             let config = cli.serve.into_config();
-            match serve(config) {
+            match serve(config, cli.http) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("termpilot: {e:#}");
@@ -68,7 +69,10 @@ fn init_logging() {
         .init();
 }
 
-fn serve(config: termpilot::Config) -> anyhow::Result<()> {
+fn serve(config: termpilot::Config, http: cli::HttpArgs) -> anyhow::Result<()> {
+    if http.http.is_some() && http.web.is_some() {
+        anyhow::bail!("--http already serves the web page at /; drop --web");
+    }
     termpilot::sandbox::install(&config.sandbox, config.cwd.as_deref(), &config.state_dir)
         .map_err(anyhow::Error::msg)?;
     let registry = mcp::registry::Registry::build(mcp::tools::all(), &config.surface)
@@ -80,9 +84,29 @@ fn serve(config: termpilot::Config) -> anyhow::Result<()> {
     runtime.block_on(async move {
         let core = Core::new(config);
         let server = mcp::server::Server::new(core.clone(), Arc::new(registry));
+        let options = |addr: String| mcp::http::Options {
+            addr,
+            allow_remote: http.http_allow_remote,
+            token: http.token.clone(),
+        };
+        if let Some(addr) = http.http.clone() {
+            let running = mcp::http::start(options(addr), core.clone(), Some(server)).await?;
+            let signal = shutdown_signal().await;
+            tracing::info!("ending on {signal}");
+            running.stop().await;
+            core.shutdown().await;
+            return Ok(());
+        }
+        let page = match http.web.clone() {
+            Some(addr) => Some(mcp::http::start(options(addr), core.clone(), None).await?),
+            None => None,
+        };
         tokio::select! {
             result = mcp::stdio::serve(server) => result?,
             signal = shutdown_signal() => tracing::info!("ending on {signal}"),
+        }
+        if let Some(page) = page {
+            page.stop().await;
         }
         core.shutdown().await;
         Ok(())

@@ -40,6 +40,9 @@ pub struct SessionSummary {
     pub rows: u16,
     /// The sandbox its processes run in: off, read-only or workspace-write.
     pub sandbox: &'static str,
+    /// `"person"` while someone holds the keyboard from the web page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controller: Option<&'static str>,
 }
 
 /// What a new session should be.
@@ -83,6 +86,8 @@ struct Inner {
 pub struct SessionManager {
     config: Arc<Config>,
     inner: Mutex<Inner>,
+    /// Bumped whenever a session starts or ends, for whoever lists them live.
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl SessionManager {
@@ -90,6 +95,7 @@ impl SessionManager {
         SessionManager {
             config,
             inner: Mutex::new(Inner::default()),
+            changes: tokio::sync::watch::channel(0).0,
         }
     }
 
@@ -147,7 +153,17 @@ impl SessionManager {
         let id = new_id(&inner);
         let session = Session::spawn(id, shape)?;
         inner.live.push(session.clone());
+        self.changed();
         Ok(session)
+    }
+
+    /// A receiver that wakes when a session starts or ends.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n += 1);
     }
 
     /// The live session with this id or name. A reserved id is started afresh, and the
@@ -231,6 +247,7 @@ impl SessionManager {
             }
         };
         session.kill().await;
+        self.changed();
         Ok(Stopped::Live(session))
     }
 
@@ -242,6 +259,16 @@ impl SessionManager {
         inner.live.retain(|s| s.id != session.id);
         inner.live.push(fresh.clone());
         Ok(fresh)
+    }
+
+    /// The live session with this id or name, without touching it or restarting a reserved
+    /// id: for people and resource reads, which must change nothing.
+    pub fn peek(&self, id: &str) -> Option<Arc<Session>> {
+        self.inner()
+            .live
+            .iter()
+            .find(|s| s.id == id || s.shape.name.as_deref() == Some(id))
+            .cloned()
     }
 
     /// Every live session, oldest first.
@@ -262,6 +289,8 @@ impl SessionManager {
                     cols: status.size.cols,
                     rows: status.size.rows,
                     sandbox: crate::sandbox::session_mode(&s.shape.env).as_str(),
+                    controller: (s.controller() == crate::session::control::Controller::Person)
+                        .then_some("person"),
                 }
             })
             .collect()
@@ -302,6 +331,7 @@ impl SessionManager {
                 reserve(&mut inner, &session, why, last_screen);
             }
             session.kill().await;
+            self.changed();
         }
     }
 
@@ -321,6 +351,7 @@ impl SessionManager {
         for session in live {
             session.kill().await;
         }
+        self.changed();
     }
 }
 

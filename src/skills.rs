@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-const SKILL_MD: &str = include_str!("../skills/termpilot/SKILL.md");
+pub const SKILL_MD: &str = include_str!("../skills/termpilot/SKILL.md");
 
 /// Writes the skill under the user's data dir and returns the folder that holds `termpilot/`.
 pub fn install() -> std::io::Result<PathBuf> {

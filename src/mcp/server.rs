@@ -6,15 +6,17 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use termpilot::Core;
 
 use super::progress;
 use super::registry::{EXTRA, Registry, ToolCtx};
+use super::resources::Resources;
 use super::tools;
 
 /// What the server tells a client about how to use it.
@@ -26,11 +28,16 @@ more sit behind terminal_extra ({list:true} shows them). Every call returns JSON
 pub struct Server {
     core: Arc<Core>,
     registry: Arc<Registry>,
+    resources: Arc<Resources>,
 }
 
 impl Server {
     pub fn new(core: Arc<Core>, registry: Arc<Registry>) -> Self {
-        Server { core, registry }
+        Server {
+            core,
+            registry,
+            resources: Arc::new(Resources::standard()),
+        }
     }
 
     fn ctx(&self, context: &RequestContext<RoleServer>) -> ToolCtx {
@@ -44,11 +51,17 @@ impl Server {
 
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(
-                Implementation::new("termpilot", env!("CARGO_PKG_VERSION")).with_title("termpilot"),
-            )
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new("termpilot", env!("CARGO_PKG_VERSION")).with_title("termpilot"),
+        )
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -59,6 +72,29 @@ impl ServerHandler for Server {
         Ok(ListToolsResult::with_all_items(
             self.registry.listing().to_vec(),
         ))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.resources
+            .remember(context.peer, &self.core, &self.resources);
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(self.resources.list(&self.core))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.resources
+            .read(&self.core, &request.uri)
+            .map(Into::into)
     }
 
     async fn call_tool(

@@ -11,8 +11,9 @@ use ab_glyph::{Font, FontRef, PxScale};
 /// Width of one cell in pixels; everything else follows from the font at this size.
 pub const CELL_WIDTH: u32 = 9;
 
-static JETBRAINS_REGULAR: &[u8] = include_bytes!("../../assets/fonts/JetBrainsMono-Regular.ttf");
-static JETBRAINS_BOLD: &[u8] = include_bytes!("../../assets/fonts/JetBrainsMono-Bold.ttf");
+pub static JETBRAINS_REGULAR: &[u8] =
+    include_bytes!("../../assets/fonts/JetBrainsMono-Regular.ttf");
+pub static JETBRAINS_BOLD: &[u8] = include_bytes!("../../assets/fonts/JetBrainsMono-Bold.ttf");
 static JETBRAINS_ITALIC: &[u8] = include_bytes!("../../assets/fonts/JetBrainsMono-Italic.ttf");
 static DEJAVU_MONO: &[u8] = include_bytes!("../../assets/fonts/DejaVuSansMono.ttf");
 

@@ -15,7 +15,7 @@ mod boxdraw;
 mod canvas;
 mod encode;
 mod fallback;
-mod fonts;
+pub mod fonts;
 mod glyphs;
 mod paint;
 mod palette;

@@ -222,6 +222,56 @@ impl Session {
     }
 }
 
+/// A person watching from inside this process (the web page): the attach redraw first, then
+/// the same live output a socket client gets, through the same bounded queue.
+pub struct Viewer {
+    /// Bytes that draw the current screen and recent scrollback ([`redraw`]).
+    pub redraw: Vec<u8>,
+    /// Live output; disconnected when the session ends or this viewer fell too far behind.
+    pub output: Receiver<Vec<u8>>,
+    /// Leaves the session's list of attached people when dropped.
+    pub membership: ViewerMembership,
+}
+
+/// A viewer's place among a session's attached people; dropping it leaves.
+pub struct ViewerMembership {
+    session: Weak<Session>,
+    id: Option<u64>,
+}
+
+impl Drop for ViewerMembership {
+    fn drop(&mut self) {
+        if let (Some(id), Some(session)) = (self.id, self.session.upgrade()) {
+            session.state().attached.remove(id);
+        }
+    }
+}
+
+impl Session {
+    /// Joins the session as a viewer: the redraw and the live output, taken under one lock so
+    /// no byte is lost or doubled between them. An ended session gives its last screen and
+    /// an output that is already disconnected.
+    pub fn view(self: &Arc<Self>) -> Viewer {
+        let (tx, rx) = sync_channel::<Vec<u8>>(CLIENT_QUEUE);
+        let mut s = self.state();
+        let redraw = redraw(&s.emu);
+        let id = if s.eof || s.exit.is_some() {
+            None
+        } else {
+            Some(s.attached.add(tx, Box::new(|| {})))
+        };
+        drop(s);
+        Viewer {
+            redraw,
+            output: rx,
+            membership: ViewerMembership {
+                session: Arc::downgrade(self),
+                id,
+            },
+        }
+    }
+}
+
 /// Opens the attach socket of `session`. A failure is logged, not fatal: the session works
 /// without it.
 pub fn listen(session: &Arc<Session>) {

@@ -7,11 +7,13 @@
 //!   state); [`ops`]: reads and writes; [`wait`] and [`watch`]: event-driven waits;
 //!   [`transcript`]: what a stopped session leaves on disk.
 //! - [`mouse`]: clicks and wheel turns in the program's mouse protocol; [`batch`]: several
-//!   inputs in one call; [`attach`] and [`redraw`]: people joining a session over a socket.
+//!   inputs in one call; [`attach`] and [`redraw`]: people joining a session over a socket;
+//!   [`control`]: who holds the keyboard (the agent, or a person from the web page).
 
 pub mod attach;
 pub mod batch;
 pub mod capture;
+pub mod control;
 pub mod echo;
 pub mod emulator;
 pub mod exec;

@@ -271,6 +271,8 @@ pub struct Session {
     last_used: Mutex<Instant>,
     /// The socket people attach through (see `attach.rs`).
     pub(super) attach: std::sync::OnceLock<super::attach::Listener>,
+    /// Who holds the keyboard (see `control.rs`).
+    pub(super) control: super::control::Control,
 }
 
 impl Session {
@@ -438,6 +440,7 @@ impl Session {
             op: Arc::new(tokio::sync::Mutex::new(())),
             last_used: Mutex::new(now),
             attach: Default::default(),
+            control: Default::default(),
         });
         super::attach::listen(&session);
         Ok(session)
@@ -532,6 +535,7 @@ impl Session {
     /// Writes bytes to the program. `echo` is the text whose echo waits must not match.
     /// Returns the output position at the moment of writing.
     pub async fn write(&self, bytes: Vec<u8>, echo: Option<&str>) -> Result<u64> {
+        self.agent_may_type()?;
         if let Some(exit) = self.exit() {
             return Err(Error::Other(format!(
                 "The program in session {} has exited ({}); read its last screen with terminal_read, or restart it with terminal_reset hardReset.",

@@ -2,6 +2,8 @@
 //! stdio, plus a raw line client for what a well-behaved client never sends.
 #![allow(dead_code)]
 
+pub mod cdp;
+pub mod http;
 pub mod procs;
 
 use std::process::Stdio;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use termpilot::session::exec::{ExecOutcome, ExecRequest};
 use termpilot::session::integration::Mode;
 
-use super::session_call::lock;
+use super::session_call::{lock, lock_to_type};
 use super::waits::compile;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
@@ -128,7 +128,7 @@ async fn run_one(
     session_id: &str,
     req: &ExecRequest,
 ) -> Result<ExecResult, ToolError> {
-    let (session, _guard) = lock(ctx, session_id).await?;
+    let (session, _guard) = lock_to_type(ctx, session_id).await?;
     let outcome = session.exec(req, &ctx.cancel, &*ctx.progress).await?;
     Ok(shape(outcome))
 }

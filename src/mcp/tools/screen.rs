@@ -13,7 +13,7 @@ use termpilot::session::mouse::{Direction, MAX_SCROLL};
 use termpilot::session::screen::ScreenText;
 use termpilot::session::terminal::Session;
 
-use super::session_call::lock;
+use super::session_call::{lock, lock_to_type};
 use super::system::blocking;
 use super::terminal_io::{ReturnOutput, answer};
 use super::waits::compile;
@@ -157,7 +157,7 @@ pub struct ClickResult {
 }
 
 async fn click(ctx: ToolCtx, p: ClickParams) -> Result<WithImages<ClickResult>, ToolError> {
-    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let (session, _guard) = lock_to_type(&ctx, &p.session_id).await?;
     if p.preview {
         let (png, theme) = render(&session, p.theme, Some((p.row, p.col))).await?;
         return Ok(WithImages {
@@ -235,7 +235,7 @@ pub struct ScrollResult {
 }
 
 async fn scroll(ctx: ToolCtx, p: ScrollParams) -> Result<ScrollResult, ToolError> {
-    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let (session, _guard) = lock_to_type(&ctx, &p.session_id).await?;
     let (position, via) = session
         .scroll(p.row, p.col, p.direction.into(), p.amount)
         .await?;
@@ -373,7 +373,7 @@ async fn batch_call(ctx: ToolCtx, p: BatchParams) -> Result<BatchResult, ToolErr
         })?;
         actions.push(action);
     }
-    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let (session, _guard) = lock_to_type(&ctx, &p.session_id).await?;
     let position = session.state().log.end();
     let outcome = session.run_batch(&actions, &ctx.cancel).await?;
     let after = answer(&ctx, &session, position, ReturnOutput::Screen).await;

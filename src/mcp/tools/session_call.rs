@@ -22,5 +22,16 @@ pub async fn lock(ctx: &ToolCtx, id: &str) -> Result<(Arc<Session>, SessionGuard
     Ok((session, SessionGuard(guard)))
 }
 
+/// [`lock`] for a call that types into the session: refused while a person holds its
+/// keyboard (from the web page), before anything is sent.
+pub async fn lock_to_type(
+    ctx: &ToolCtx,
+    id: &str,
+) -> Result<(Arc<Session>, SessionGuard), ToolError> {
+    let (session, guard) = lock(ctx, id).await?;
+    session.agent_may_type()?;
+    Ok((session, guard))
+}
+
 /// Holds a session's call lock until dropped.
 pub struct SessionGuard(#[allow(dead_code)] OwnedMutexGuard<()>);

@@ -187,9 +187,13 @@ fn summary_json(s: &SessionSummary, verbose: bool) -> serde_json::Value {
     if verbose {
         serde_json::to_value(s).unwrap_or_default()
     } else {
-        serde_json::json!({
+        let mut brief = serde_json::json!({
             "id": s.id, "name": s.name, "cwd": s.cwd, "alive": s.alive, "busy": s.busy,
-        })
+        });
+        if let Some(who) = s.controller {
+            brief["controller"] = who.into();
+        }
+        brief
     }
 }
 

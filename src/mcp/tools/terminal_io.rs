@@ -8,7 +8,7 @@ use termpilot::session::ops::{WRITE_IDLE, WRITE_MAX_WAIT};
 use termpilot::session::screen::{self, ScreenOptions, ScreenText};
 use termpilot::session::terminal::Session;
 
-use super::session_call::lock;
+use super::session_call::{lock, lock_to_type};
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
 
@@ -120,7 +120,7 @@ pub struct WriteParams {
 }
 
 async fn write(ctx: ToolCtx, p: WriteParams) -> Result<WriteResult, ToolError> {
-    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let (session, _guard) = lock_to_type(&ctx, &p.session_id).await?;
     let position = session.type_text(&p.data, p.paste).await?;
     Ok(answer(&ctx, &session, position, p.return_output).await)
 }
@@ -143,7 +143,7 @@ fn one() -> usize {
 }
 
 async fn send_key(ctx: ToolCtx, p: KeyParams) -> Result<WriteResult, ToolError> {
-    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let (session, _guard) = lock_to_type(&ctx, &p.session_id).await?;
     let position = session.press(&p.key, p.count).await?;
     Ok(answer(&ctx, &session, position, p.return_output).await)
 }
@@ -212,6 +212,9 @@ pub struct ReadResult {
     pub hint: Option<String>,
     #[serde(flatten)]
     pub screen: Option<ScreenText>,
+    /// `"person"` while someone holds the keyboard from the web page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controller: Option<&'static str>,
 }
 
 async fn read(ctx: ToolCtx, p: ReadParams) -> Result<ReadResult, ToolError> {
@@ -234,6 +237,7 @@ async fn read(ctx: ToolCtx, p: ReadParams) -> Result<ReadResult, ToolError> {
             truncated: None,
             hint: None,
             screen: Some(screen),
+            controller: person(&session),
         });
     }
     let (read, timed_out) = session
@@ -260,7 +264,13 @@ async fn read(ctx: ToolCtx, p: ReadParams) -> Result<ReadResult, ToolError> {
         truncated: truncated.then_some(true),
         hint,
         screen: None,
+        controller: person(&session),
     })
+}
+
+/// `Some("person")` while a person holds the session's keyboard.
+fn person(session: &termpilot::session::terminal::Session) -> Option<&'static str> {
+    (session.controller() == termpilot::session::control::Controller::Person).then_some("person")
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]

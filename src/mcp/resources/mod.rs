@@ -1,0 +1,143 @@
+//! The resources capability: `resources/list`, `resources/read` and
+//! `notifications/resources/list_changed`, built once for every kind of resource.
+//!
+//! A [`Provider`] offers one family of URIs (`termpilot://sessions/…`, `termpilot://jobs/…`,
+//! `skill://…`); [`Resources`] asks each in turn. A compatibility preset adds its own
+//! providers with [`Resources::add`]. Reading a resource never changes anything: no read
+//! cursor moves, no idle timer is reset, no ended session is restarted.
+//!
+//! Clients that completed an `initialize` handshake are told when the list changes: a
+//! session starting or ending wakes the notifier at once, jobs (which live on disk and end
+//! on their own) are looked at every [`JOB_CHECK`].
+
+mod jobs;
+mod sessions;
+mod skill;
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use rmcp::model::{ListResourcesResult, ReadResourceResult, Resource, ResourceContents};
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
+use termpilot::Core;
+
+/// How often the job folder is looked at for jobs that came or went.
+pub const JOB_CHECK: Duration = Duration::from_secs(2);
+
+/// One family of resources.
+pub trait Provider: Send + Sync {
+    /// The resources offered now.
+    fn list(&self, core: &Core) -> Vec<Resource>;
+    /// The contents of `uri` if it belongs to this provider (`None` when it does not); an
+    /// `Err` is a sentence saying what was wrong.
+    fn read(&self, core: &Core, uri: &str) -> Option<Result<Vec<ResourceContents>, String>>;
+}
+
+/// Every provider, and the clients to tell when the list changes.
+pub struct Resources {
+    providers: Vec<Box<dyn Provider>>,
+    peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
+    notifier: OnceLock<()>,
+}
+
+impl Resources {
+    /// Sessions' screens and screenshots, jobs' logs and termpilot's own skill.
+    pub fn standard() -> Self {
+        let mut resources = Resources {
+            providers: Vec::new(),
+            peers: Default::default(),
+            notifier: OnceLock::new(),
+        };
+        resources.add(Box::new(sessions::Sessions));
+        resources.add(Box::new(jobs::JobLogs));
+        resources.add(Box::new(skill::OwnSkill));
+        resources
+    }
+
+    /// Adds a provider (asked after the ones already there).
+    pub fn add(&mut self, provider: Box<dyn Provider>) {
+        self.providers.push(provider);
+    }
+
+    pub fn list(&self, core: &Core) -> ListResourcesResult {
+        ListResourcesResult::with_all_items(self.all(core))
+    }
+
+    fn all(&self, core: &Core) -> Vec<Resource> {
+        self.providers.iter().flat_map(|p| p.list(core)).collect()
+    }
+
+    pub fn read(&self, core: &Core, uri: &str) -> Result<ReadResourceResult, McpError> {
+        for provider in &self.providers {
+            match provider.read(core, uri) {
+                Some(Ok(contents)) => return Ok(ReadResourceResult::new(contents)),
+                Some(Err(problem)) => return Err(McpError::resource_not_found(problem, None)),
+                None => {}
+            }
+        }
+        Err(McpError::resource_not_found(
+            format!("No resource has the URI `{uri}`; call resources/list to see them."),
+            None,
+        ))
+    }
+
+    /// Remembers a client to notify, and starts the notifier on first use.
+    pub fn remember(&self, peer: Peer<RoleServer>, core: &Arc<Core>, me: &Arc<Resources>) {
+        self.peers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(peer);
+        self.notifier.get_or_init(|| {
+            let weak = Arc::downgrade(me);
+            let core = Arc::downgrade(core);
+            tokio::spawn(notify_changes(weak, core));
+        });
+    }
+}
+
+/// Tells every remembered client when the set of resource URIs changes.
+async fn notify_changes(resources: std::sync::Weak<Resources>, core: std::sync::Weak<Core>) {
+    let Some(mut changes) = core.upgrade().map(|c| c.sessions.changes()) else {
+        return;
+    };
+    let uris = |r: &Resources, c: &Core| -> BTreeSet<String> {
+        r.all(c).into_iter().map(|res| res.uri).collect()
+    };
+    let mut last = match (resources.upgrade(), core.upgrade()) {
+        (Some(r), Some(c)) => uris(&r, &c),
+        _ => return,
+    };
+    loop {
+        tokio::select! {
+            changed = changes.changed() => if changed.is_err() { return },
+            _ = tokio::time::sleep(JOB_CHECK) => {}
+        }
+        let (Some(r), Some(c)) = (resources.upgrade(), core.upgrade()) else {
+            return;
+        };
+        let now = uris(&r, &c);
+        if now == last {
+            continue;
+        }
+        last = now;
+        let peers: Vec<Peer<RoleServer>> =
+            r.peers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut gone = Vec::new();
+        for (i, peer) in peers.iter().enumerate() {
+            if peer.is_transport_closed() || peer.notify_resource_list_changed().await.is_err() {
+                gone.push(i);
+            }
+        }
+        if !gone.is_empty() {
+            let mut list = r.peers.lock().unwrap_or_else(|e| e.into_inner());
+            // Only the peers seen above can be dropped; later ones were appended after them.
+            let mut index = 0;
+            list.retain(|_| {
+                let keep = !gone.contains(&index);
+                index += 1;
+                keep
+            });
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Who holds a session's keyboard: the agent (the default) or a person who took control
+//! from the web page.
+//!
+//! While a person holds control, the agent's typing (write, keys, exec, clicks, batches) is
+//! refused with one sentence from [`Session::agent_may_type`];
+//! reads and waits go on. Control ends when the person releases it, when their page goes
+//! away, or after [`CONTROL_LEASE`] without a key from them.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::terminal::Session;
+use crate::error::{Error, Result};
+
+/// How long a person keeps control without pressing a key.
+pub const CONTROL_LEASE: Duration = Duration::from_secs(120);
+
+/// One session's keyboard holder. Lives in [`Session`].
+#[derive(Default)]
+pub struct Control {
+    holder: Mutex<Option<Hold>>,
+}
+
+struct Hold {
+    /// Who holds it (a web viewer's id), so one viewer's release does not end another's hold.
+    who: u64,
+    last_key: Instant,
+}
+
+impl Control {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Hold>> {
+        self.holder.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The live hold, dropping one whose lease ran out.
+    fn current(&self) -> Option<u64> {
+        let mut holder = self.lock();
+        if holder
+            .as_ref()
+            .is_some_and(|h| h.last_key.elapsed() >= CONTROL_LEASE)
+        {
+            *holder = None;
+        }
+        holder.as_ref().map(|h| h.who)
+    }
+}
+
+/// Who types into a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Controller {
+    Agent,
+    Person,
+}
+
+impl Controller {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Controller::Agent => "agent",
+            Controller::Person => "person",
+        }
+    }
+}
+
+impl Session {
+    /// Gives the keyboard to person `who` (replacing any other person's hold).
+    pub fn take_control(&self, who: u64) {
+        *self.control.lock() = Some(Hold {
+            who,
+            last_key: Instant::now(),
+        });
+    }
+
+    /// Gives the keyboard back to the agent, if `who` holds it.
+    pub fn release_control(&self, who: u64) {
+        let mut holder = self.control.lock();
+        if holder.as_ref().is_some_and(|h| h.who == who) {
+            *holder = None;
+        }
+    }
+
+    /// Whether person `who` holds the keyboard now.
+    pub fn holds_control(&self, who: u64) -> bool {
+        self.control.current() == Some(who)
+    }
+
+    /// Who types into this session now.
+    pub fn controller(&self) -> Controller {
+        match self.control.current() {
+            Some(_) => Controller::Person,
+            None => Controller::Agent,
+        }
+    }
+
+    /// Person `who`'s keys: sent to the program (and the lease renewed) if they hold
+    /// control. Returns whether the keys were sent.
+    pub fn person_keys(&self, who: u64, bytes: Vec<u8>) -> bool {
+        {
+            let mut holder = self.control.lock();
+            match holder.as_mut() {
+                Some(h) if h.who == who && h.last_key.elapsed() < CONTROL_LEASE => {
+                    h.last_key = Instant::now();
+                }
+                _ => return false,
+            }
+        }
+        self.send_input(bytes);
+        true
+    }
+
+    /// Refuses the agent's typing while a person holds the keyboard.
+    pub fn agent_may_type(&self) -> Result<()> {
+        match self.controller() {
+            Controller::Agent => Ok(()),
+            Controller::Person => Err(Error::Other(format!(
+                "A person is typing in session {} (they took control from the web page), so your input was not sent; reads and waits still work: call terminal_wait (until quiet) or retry later, and control returns when they release it or after {} s without a key.",
+                self.id,
+                CONTROL_LEASE.as_secs()
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hold_belongs_to_its_holder() {
+        let control = Control::default();
+        assert_eq!(control.current(), None);
+        *control.lock() = Some(Hold {
+            who: 7,
+            last_key: Instant::now(),
+        });
+        assert_eq!(control.current(), Some(7));
+    }
+
+    #[test]
+    fn an_old_hold_lapses() {
+        let control = Control::default();
+        let Some(past) = Instant::now().checked_sub(CONTROL_LEASE) else {
+            return; // the clock started less than a lease ago; nothing to check
+        };
+        *control.lock() = Some(Hold {
+            who: 1,
+            last_key: past,
+        });
+        assert_eq!(control.current(), None);
+    }
+}

@@ -1,0 +1,58 @@
+//! The session list: `GET /api/sessions` (JSON) and `/ws/sessions`, a WebSocket that sends
+//! the list at once, whenever a session starts or ends, and every [`REFRESH`] (busy/idle
+//! and the foreground command change without an event).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+
+use super::Web;
+
+/// How often the list is re-sent without an event.
+pub const REFRESH: Duration = Duration::from_secs(1);
+
+fn listing(web: &Web) -> serde_json::Value {
+    serde_json::json!({ "sessions": web.core.sessions.list() })
+}
+
+pub async fn json(State(web): State<Arc<Web>>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        listing(&web).to_string(),
+    )
+        .into_response()
+}
+
+pub async fn socket(State(web): State<Arc<Web>>, upgrade: WebSocketUpgrade) -> Response {
+    upgrade.on_upgrade(move |ws| push(ws, web))
+}
+
+async fn push(mut ws: WebSocket, web: Arc<Web>) {
+    let mut changes = web.core.sessions.changes();
+    let mut last = String::new();
+    loop {
+        let now = listing(&web).to_string();
+        if now != last {
+            if ws.send(Message::Text(now.clone().into())).await.is_err() {
+                return;
+            }
+            last = now;
+        }
+        tokio::select! {
+            changed = changes.changed() => if changed.is_err() { return },
+            _ = tokio::time::sleep(REFRESH) => {}
+            incoming = ws.recv() => match incoming {
+                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
+                _ => {}
+            },
+            _ = web.shutdown.cancelled() => {
+                let _ = ws.send(Message::Close(None)).await;
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,387 @@
+//! The web page in a real browser (headless Chromium over the DevTools protocol) against the
+//! real binary with `--http`: log in with the token, see the list, watch a session live,
+//! keys ignored until Take control, then a person's keys reach the shell while the agent's
+//! typing is refused, and Release gives the keyboard back. Also: nothing but the login page
+//! without the cookie.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::cdp::Browser;
+use common::http::{self, HttpServer, TOKEN};
+use common::{Era, Server};
+use serde_json::json;
+
+/// Where the page's screenshot is saved (a test artefact; the README's image is a copy).
+fn artefact() -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("web");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("page.png")
+}
+
+async fn start_session(agent: &Server) -> String {
+    agent
+        .ok(
+            "terminal_start",
+            json!({"shell": "bash", "name": "demo", "cols": 100, "rows": 24,
+                   "env": {"PS1": "$ ", "HOME": "/tmp"}}),
+        )
+        .await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_person_watches_takes_control_and_releases_it_in_a_real_browser() {
+    let server = http::start().await;
+    let Some(mut browser) = Browser::launch().await else {
+        return;
+    };
+    let agent = server.client(Era::Initialize).await;
+    let id = start_session(&agent).await;
+    let wait = Duration::from_secs(20);
+
+    // Log in with the token in the URL; the cookie is HttpOnly (scripts cannot read it).
+    browser
+        .navigate(&format!("{}/#token={TOKEN}", server.url))
+        .await;
+    let row = format!("document.querySelector('#sessions li[data-id=\"{id}\"]')");
+    assert!(browser.wait_for(&row, wait).await, "the session is listed");
+    assert_eq!(
+        browser.eval("location.hash").await,
+        json!(""),
+        "the token left the URL"
+    );
+    assert_eq!(
+        browser
+            .eval("document.cookie.includes('termpilot_login')")
+            .await,
+        json!(false)
+    );
+    assert!(
+        browser
+            .wait_for(&format!("{row}.textContent.includes('demo')"), wait)
+            .await
+    );
+
+    // Open it: the current screen first, then what the agent's exec prints, within 1 s.
+    browser
+        .click(&format!("#sessions li[data-id=\"{id}\"]"))
+        .await;
+    assert!(
+        browser
+            .wait_for("window.termpilot.screenText().includes('$')", wait)
+            .await,
+        "the redraw shows the prompt"
+    );
+    let ran = agent
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo agent-said-$((6*7))", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(ran["output"], "agent-said-42");
+    let printed = Instant::now();
+    assert!(
+        browser
+            .wait_for(
+                "window.termpilot.screenText().includes('\\nagent-said-42')",
+                Duration::from_secs(1)
+            )
+            .await,
+        "the exec's output reaches the page within 1 s"
+    );
+    eprintln!("exec output on the page after {:?}", printed.elapsed());
+
+    // Read-only: keys are ignored and say so.
+    browser
+        .eval("document.querySelector('.xterm-helper-textarea').focus()")
+        .await;
+    browser.type_text("echo ignored-$((1+1))").await;
+    assert!(
+        browser
+            .wait_for(
+                "document.getElementById('notice').textContent.includes('Take control')",
+                wait
+            )
+            .await
+    );
+    assert!(!agent.screen_text(&id).await.contains("ignored"));
+
+    // Take control: the agent's typing is refused, reads still work and say who types.
+    browser.click("#take").await;
+    assert!(browser.wait_for("window.termpilot.controlling", wait).await);
+    let refused = agent
+        .err(
+            "terminal_write",
+            json!({"sessionId": id, "data": "echo agent\r"}),
+        )
+        .await;
+    assert!(refused.contains("A person is typing"), "{refused}");
+    assert!(refused.contains("terminal_wait"), "{refused}");
+    let refused = agent
+        .err(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo agent"}),
+        )
+        .await;
+    assert!(refused.contains("A person is typing"), "{refused}");
+    let listed = agent.ok("terminal_list", json!({})).await;
+    assert_eq!(listed["sessions"][0]["controller"], "person", "{listed}");
+    let read = agent
+        .ok("terminal_read", json!({"sessionId": id, "view": "screen"}))
+        .await;
+    assert_eq!(read["controller"], "person", "{read}");
+
+    // The person's keys reach the shell.
+    browser
+        .eval("document.querySelector('.xterm-helper-textarea').focus()")
+        .await;
+    browser.type_text("echo person-$((2+3))\r").await;
+    assert!(
+        browser
+            .wait_for(
+                "window.termpilot.screenText().includes('\\nperson-5')",
+                wait
+            )
+            .await,
+        "the shell ran what the person typed"
+    );
+    agent
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^person-5", "on": "screen", "timeout": 20000}),
+        )
+        .await;
+    assert!(agent.screen_text(&id).await.contains("\nperson-5"));
+    let png = browser.screenshot().await;
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    std::fs::write(artefact(), &png).unwrap();
+    eprintln!("page screenshot: {}", artefact().display());
+
+    // Release: the agent types again.
+    browser.click("#release").await;
+    assert!(
+        browser
+            .wait_for("!window.termpilot.controlling", wait)
+            .await
+    );
+    let listed = agent.ok("terminal_list", json!({})).await;
+    assert!(
+        listed["sessions"][0].get("controller").is_none(),
+        "{listed}"
+    );
+    let ran = agent
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo agent-again", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(ran["output"], "agent-again");
+
+    // The session ending shows on the page.
+    agent.ok("terminal_stop", json!({"sessionId": id})).await;
+    assert!(
+        browser
+            .wait_for(&format!("{row} && {row}.classList.contains('ended')"), wait)
+            .await,
+        "an ended session stays listed, marked ended"
+    );
+    browser.close().await;
+    agent.stop().await;
+    server.terminate().await;
+}
+
+async fn get(server: &HttpServer, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut request = reqwest::Client::new().get(format!("{}{path}", server.url));
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    let response = request.send().await.expect("the server answers");
+    (
+        response.status().as_u16(),
+        response.text().await.unwrap_or_default(),
+    )
+}
+
+#[tokio::test]
+async fn without_the_cookie_only_the_login_page_is_served() {
+    let server = http::start().await;
+    let origin = format!("http://127.0.0.1:{}", server.port);
+    let (status, body) = get(&server, "/", &[]).await;
+    assert_eq!(status, 200);
+    assert!(
+        body.contains("Log in") && !body.contains("app.js"),
+        "{body}"
+    );
+    let (status, _) = get(&server, "/assets/app.js", &[]).await;
+    assert_eq!(status, 401);
+    let (status, _) = get(&server, "/api/sessions", &[]).await;
+    assert_eq!(status, 401);
+    let upgrade = [
+        ("connection", "Upgrade"),
+        ("upgrade", "websocket"),
+        ("sec-websocket-version", "13"),
+        ("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ=="),
+        ("origin", origin.as_str()),
+    ];
+    let (status, _) = get(&server, "/ws/sessions", &upgrade).await;
+    assert_eq!(status, 401, "the WebSocket needs the cookie");
+    let (status, _) = get(&server, "/ws/sessions", &upgrade[..4]).await;
+    assert_eq!(status, 403, "the WebSocket needs our Origin");
+
+    // A wrong token gets no cookie; the right one does, and the cookie opens the rest.
+    let login = |token: &'static str| {
+        reqwest::Client::new()
+            .post(format!("{}/login", server.url))
+            .header("origin", origin.clone())
+            .body(token)
+            .send()
+    };
+    assert_eq!(
+        login("not-the-token-at-all")
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        401
+    );
+    let ok = login(TOKEN).await.unwrap();
+    assert_eq!(ok.status().as_u16(), 204);
+    let cookie = ok.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let pair = cookie.split(';').next().unwrap().to_string();
+    let (status, body) = get(&server, "/", &[("cookie", &pair)]).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("app.js"), "{body}");
+    let (status, _) = get(&server, "/assets/xterm.js", &[("cookie", &pair)]).await;
+    assert_eq!(status, 200);
+    let (status, _) = get(
+        &server,
+        "/assets/app.js",
+        &[("cookie", &pair), ("host", "evil.example")],
+    )
+    .await;
+    assert_eq!(status, 403);
+    server.terminate().await;
+}
+
+/// A logged-in WebSocket on `/ws/session/{id}` (no browser: the page's own protocol).
+async fn live_socket(
+    server: &HttpServer,
+    id: &str,
+) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let origin = format!("http://127.0.0.1:{}", server.port);
+    let login = reqwest::Client::new()
+        .post(format!("{}/login", server.url))
+        .header("origin", &origin)
+        .body(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    let cookie = login.headers()["set-cookie"].to_str().unwrap().to_string();
+    let mut request = format!("ws://127.0.0.1:{}/ws/session/{id}", server.port)
+        .into_client_request()
+        .unwrap();
+    let headers = request.headers_mut();
+    headers.insert("origin", origin.parse().unwrap());
+    headers.insert("cookie", cookie.split(';').next().unwrap().parse().unwrap());
+    let (ws, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("the live socket opens");
+    ws
+}
+
+/// The next text message of type `kind` (terminal bytes and other messages skipped).
+async fn next_of(
+    ws: &mut tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
+    kind: &str,
+) -> serde_json::Value {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    tokio::time::timeout(common::TEST_TIMEOUT, async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Text(text))) => {
+                    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                    if v["type"] == kind {
+                        return v;
+                    }
+                }
+                Some(Ok(_)) => {}
+                other => panic!("the socket ended before a {kind} message: {other:?}"),
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("a {kind} message in time"))
+}
+
+#[tokio::test]
+async fn one_page_holds_control_another_is_refused_and_closing_the_tab_releases_it() {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let server = http::start().await;
+    let agent = server.client(Era::Initialize).await;
+    let id = agent
+        .ok("terminal_start", json!({"env": {"PS1": "$ "}}))
+        .await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut first = live_socket(&server, &id).await;
+    let mut second = live_socket(&server, &id).await;
+    let hello = next_of(&mut first, "hello").await;
+    assert_eq!(hello["controller"], "agent");
+    next_of(&mut second, "hello").await;
+
+    let send = |value: serde_json::Value| Message::Text(value.to_string().into());
+    first.send(send(json!({"type": "take"}))).await.unwrap();
+    let control = next_of(&mut first, "control").await;
+    assert_eq!(
+        (control["controller"].clone(), control["you"].clone()),
+        (json!("person"), json!(true))
+    );
+    second
+        .send(send(json!({"type": "input", "data": "echo sneaky\r"})))
+        .await
+        .unwrap();
+    let refused = next_of(&mut second, "refused").await;
+    assert!(
+        refused["why"].as_str().unwrap().contains("another page"),
+        "{refused}"
+    );
+    assert!(
+        agent
+            .err(
+                "terminal_send_key",
+                json!({"sessionId": id, "key": "Enter"})
+            )
+            .await
+            .contains("A person is typing")
+    );
+
+    // Closing the holder's tab gives the keyboard back to the agent.
+    first.close(None).await.unwrap();
+    drop(first);
+    // (The second page first heard that a person took control; then that it came back.)
+    while next_of(&mut second, "control").await["controller"] != "agent" {}
+    let ran = agent
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo agent-back", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(ran["output"], "agent-back");
+    assert!(!agent.screen_text(&id).await.contains("sneaky"));
+    agent.stop().await;
+    server.terminate().await;
+}
