@@ -66,7 +66,7 @@ fn serve(config: termpilot::Config) -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    runtime.block_on(async move {
+    let outcome = runtime.block_on(async move {
         let core = Core::new(config);
         let server = mcp::server::Server::new(core.clone(), Arc::new(registry));
         tokio::select! {
@@ -75,8 +75,23 @@ fn serve(config: termpilot::Config) -> anyhow::Result<()> {
         }
         core.shutdown().await;
         Ok(())
-    })
+    });
+    // The stdin reader is a blocking thread that returns only when stdin has data or closes:
+    // after a signal, leave it behind instead of waiting for the client.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    outcome
 }
+
+/// Started in a terminal, says on stderr what this is (once the signals are handled).
+fn tell_a_person() {
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!("{TTY_NOTICE}");
+    }
+}
+
+/// Said on stderr when a person starts the server in a terminal.
+const TTY_NOTICE: &str = "termpilot speaks the Model Context Protocol on stdin/stdout, for an MCP client to run: \
+register it with e.g. `claude mcp add termpilot -- termpilot` (README: other clients); Ctrl+C ends it.";
 
 /// Resolves when the process is asked to stop.
 async fn shutdown_signal() -> &'static str {
@@ -90,6 +105,7 @@ async fn shutdown_signal() -> &'static str {
         ) else {
             return std::future::pending().await;
         };
+        tell_a_person();
         tokio::select! {
             _ = term.recv() => "SIGTERM",
             _ = hup.recv() => "SIGHUP",
@@ -98,7 +114,9 @@ async fn shutdown_signal() -> &'static str {
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        let ctrl_c = tokio::signal::ctrl_c();
+        tell_a_person();
+        let _ = ctrl_c.await;
         "Ctrl+C"
     }
 }

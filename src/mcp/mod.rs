@@ -7,11 +7,13 @@
 //!   against them, so a range is declared once.
 //! - [`reply`] shapes results (`structuredContent` + the same JSON as text) and errors.
 //! - [`tools`] holds the native handlers, one small file per group of tools.
-//! - [`stdio`] frames the stdio transport and answers malformed lines.
+//! - [`stdio`] frames the stdio transport; [`frame`] judges each line so every request is
+//!   answered.
 //!
 //! Nothing here owns state: the [`termpilot::Core`] handle does.
 
 pub mod args;
+pub mod frame;
 pub mod progress;
 pub mod registry;
 pub mod reply;
