@@ -19,6 +19,12 @@ fn main() -> std::process::ExitCode {
         Some(Command::SkillsDir) => match skills::install() {
             Ok(dir) => {
                 println!("{}", dir.display());
+                let skill = dir.join("termpilot");
+                eprintln!(
+                    "termpilot: the Agent Skill is {}; copy its folder into your client's skills folder, e.g. cp -r {} ~/.claude/skills/",
+                    skill.join("SKILL.md").display(),
+                    skill.display()
+                );
                 std::process::ExitCode::SUCCESS
             }
             Err(e) => {
@@ -37,6 +43,13 @@ fn main() -> std::process::ExitCode {
         }
         Some(Command::Serve) | None => {
             let config = cli.serve.into_config();
+            // A shell that is not there is refused now, not replaced by the default later.
+            if let Some(shell) = config.shell.as_deref()
+                && let Err(e) = termpilot::session::shell::resolve(Some(shell), None)
+            {
+                eprintln!("termpilot: --shell / TERMPILOT_SHELL: {e}");
+                return std::process::ExitCode::from(2);
+            }
             match serve(config) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
                 Err(e) => {
