@@ -87,6 +87,12 @@ pub struct ServeArgs {
     /// Where jobs and locks are kept (default: $XDG_STATE_HOME/termpilot).
     #[arg(long, global = true, env = "TERMPILOT_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
+    /// Most bytes one spill file of a one-shot command's stream takes; the rest is dropped
+    /// and the result says so (spillTruncated).
+    #[arg(long, global = true, env = "TERMPILOT_MAX_SPILL_BYTES",
+          default_value_t = config::DEFAULT_MAX_SPILL_BYTES,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_spill_bytes: u64,
 }
 
 impl ServeArgs {
@@ -123,6 +129,7 @@ impl ServeArgs {
             idle_timeout: self.idle_timeout.unwrap_or(config::DEFAULT_IDLE_TIMEOUT),
             state_dir: self.state_dir.unwrap_or_else(config::default_state_dir),
             surface,
+            max_spill_bytes: self.max_spill_bytes,
         }
     }
 }

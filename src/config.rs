@@ -17,6 +17,9 @@ pub const DEFAULT_MAX_SESSIONS: usize = 50;
 /// Default time after which a session with no calls and no output is ended (6 hours).
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(6 * 60 * 60);
 
+/// Default cap on one spill file of a one-shot command's stream (1 GiB).
+pub const DEFAULT_MAX_SPILL_BYTES: u64 = 1 << 30;
+
 /// Everything the server was told at start-up.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -35,6 +38,8 @@ pub struct Config {
     pub state_dir: PathBuf,
     /// Which tools the MCP face exposes, and how.
     pub surface: Surface,
+    /// The most bytes one spill file of a one-shot stream takes (`--max-spill-bytes`).
+    pub max_spill_bytes: u64,
 }
 
 /// The tool surface: which tools are registered directly, which sit behind `terminal_extra`,
@@ -63,6 +68,7 @@ impl Default for Config {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             state_dir: default_state_dir(),
             surface: Surface::default(),
+            max_spill_bytes: DEFAULT_MAX_SPILL_BYTES,
         }
     }
 }
@@ -81,4 +87,22 @@ pub fn default_state_dir() -> PathBuf {
         return PathBuf::from(home).join(".local/state/termpilot");
     }
     std::env::temp_dir().join("termpilot-state")
+}
+
+/// Creates the state dir `dir` (mode 0700 on Unix) when it does not exist yet; its parents
+/// are created as usual. An existing folder is left as the user made it.
+pub fn prepare_state_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    match builder.create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
+    }
 }

@@ -25,6 +25,7 @@ pub struct Core {
 impl Core {
     pub fn new(config: Config) -> Arc<Self> {
         let config = Arc::new(config);
+        crate::exec::spill::set_cap(config.max_spill_bytes);
         let sessions = Arc::new(SessionManager::new(config.clone()));
         spawn_idle_sweep(&sessions);
         Arc::new(Core {
@@ -38,6 +39,7 @@ impl Core {
     /// Ends everything the server started that must not outlive it (sessions, not jobs).
     pub async fn shutdown(&self) {
         self.sessions.shutdown().await;
+        crate::exec::spill::remove_mine();
     }
 }
 

@@ -63,8 +63,10 @@ fn main() -> std::process::ExitCode {
 
 /// Logs go to stderr only: stdout belongs to the protocol.
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TERMPILOT_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // Bodies (arguments, results) stay out unless `termpilot::wire` is named: see mcp::logging.
+    let spec = std::env::var("TERMPILOT_LOG").ok();
+    let filter = tracing_subscriber::EnvFilter::try_new(mcp::logging::filter(spec.as_deref()))
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(mcp::logging::filter(None)));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

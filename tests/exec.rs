@@ -262,11 +262,30 @@ async fn exec_is_refused_while_a_full_screen_program_runs() {
 }
 
 #[tokio::test]
-async fn cancellation_ends_a_long_wait() {
+async fn cancellation_interrupts_the_command_and_brings_the_prompt_back() {
     let server = start().await;
     let (id, _) = session(&server, "bash").await;
+    // Once a command that stops at Ctrl+C, once one that ignores it.
+    for command in ["sleep 30", "bash -c \"trap '' INT; sleep 31\""] {
+        cancel_exec(&server, &id, command).await;
+        // No Ctrl+C needed: the session is at its prompt, the sleep is gone.
+        let r = exec(&server, &id, "echo hi").await;
+        assert_eq!(r["output"], "hi", "after cancelling `{command}`: {r}");
+        let ps = exec(
+            &server,
+            &id,
+            "ps -eo args | grep -c '^sleep 3[01]$' || true",
+        )
+        .await;
+        assert_eq!(ps["output"], "0", "a sleep survived `{command}`: {ps}");
+    }
+    server.stop().await;
+}
+
+/// Starts `command` with terminal_exec, waits until it runs, and cancels the request.
+async fn cancel_exec(server: &Server, id: &str, command: &str) {
     let params = CallToolRequestParams::new("terminal_exec").with_arguments(
-        json!({"sessionId": id, "command": "sleep 30", "timeout": 60000})
+        json!({"sessionId": id, "command": command, "timeout": 60000})
             .as_object()
             .unwrap()
             .clone(),
@@ -292,18 +311,26 @@ async fn cancellation_ends_a_long_wait() {
         tokio::task::yield_now().await;
     }
     handle.cancel(Some("test".into())).await.unwrap();
-    // The session is free again at once: this call would wait behind the exec otherwise.
-    let started = std::time::Instant::now();
-    server
-        .ok(
-            "terminal_send_key",
-            json!({"sessionId": id, "key": "Ctrl+C"}),
-        )
+}
+
+#[tokio::test]
+async fn an_overlong_command_is_refused_and_the_prompt_stays_clean() {
+    let server = start().await;
+    let (id, _) = session(&server, "bash").await;
+    let long = format!("echo {}", "x".repeat(2 * 1024 * 1024));
+    let e = server
+        .err("terminal_exec", json!({"sessionId": id, "command": long}))
         .await;
-    assert!(started.elapsed() < Duration::from_secs(5));
-    server
-        .ok("terminal_wait", json!({"sessionId": id, "until": "exit"}))
-        .await;
+    assert!(
+        e.contains("64 KiB") && e.contains("terminal_write_file"),
+        "{e}"
+    );
+    let r = exec(&server, &id, "echo hi").await;
+    assert_eq!(r["output"], "hi", "{r}");
+    // Just under the limit goes through whole.
+    let near = format!("echo {}", "y".repeat(60 * 1024));
+    let r = exec(&server, &id, &near).await;
+    assert_eq!(r["output"].as_str().unwrap().len(), 60 * 1024, "{r}");
     server.stop().await;
 }
 

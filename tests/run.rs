@@ -12,12 +12,7 @@ use std::time::{Duration, Instant};
 use common::start;
 use serde_json::{Value, json};
 
-fn have(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+use common::procs::has as have;
 
 /// Waits until `pid` is gone (or a zombie nobody reaped yet), failing after the test timeout.
 fn assert_dies(pid: i32) {

@@ -36,13 +36,7 @@ async fn on_screen(server: &Server, id: &str, pattern: &str) {
     assert_eq!(waited["matched"], true, "{pattern}: {waited}");
 }
 
-fn has(program: &str) -> bool {
-    std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
+use common::procs::has;
 
 /// A decoded screenshot: RGB pixels.
 struct Image {

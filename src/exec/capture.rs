@@ -68,6 +68,12 @@ pub struct Captured {
     pub truncated: bool,
     /// The file holding the whole stream, when it was truncated.
     pub full_output_path: Option<PathBuf>,
+    /// Bytes the spill file holds (all of `total_bytes` unless capped or a write failed).
+    pub spill_bytes: u64,
+    /// The spill file reached its cap ([`spill::cap`]) and the rest of the stream was dropped.
+    pub spill_truncated: bool,
+    /// Why the spill file is short or missing (e.g. the disk is full).
+    pub spill_error: Option<String>,
 }
 
 impl Captured {
@@ -98,7 +104,9 @@ pub fn lossy_prefix(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&bytes[..cut]).into_owned()
 }
 
-/// Reads `reader` to its end (or until `stop` fires), keeping what `budget` allows.
+/// Reads `reader` to its end (or until `stop` fires), keeping what `budget` allows. Past the
+/// budget, the whole stream goes to a spill file, up to [`spill::cap`] bytes; after that (or
+/// after a write error) the rest is read and counted but dropped, and the result says so.
 pub(crate) async fn capture<R: AsyncRead + Unpin>(
     mut reader: R,
     budget: Budget,
@@ -107,6 +115,7 @@ pub(crate) async fn capture<R: AsyncRead + Unpin>(
 ) -> Captured {
     let mut out = Captured::default();
     let mut spill: Option<tokio::fs::File> = None;
+    let cap = spill::cap();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = tokio::select! {
@@ -116,8 +125,11 @@ pub(crate) async fn capture<R: AsyncRead + Unpin>(
         let chunk = &buf[..n];
         out.total_bytes += n as u64;
         if let Some(file) = spill.as_mut() {
-            if file.write_all(chunk).await.is_err() {
-                tracing::warn!(label, "spill file write failed");
+            spill_write(file, chunk, cap, label, &mut out).await;
+            if out.spill_error.is_some() || out.spill_truncated {
+                spill = None;
+                drain_counting(&mut reader, &mut out, &mut buf, &stop).await;
+                break;
             }
             continue;
         }
@@ -128,16 +140,22 @@ pub(crate) async fn capture<R: AsyncRead + Unpin>(
             match spill::create(label) {
                 Ok((file, path)) => {
                     let mut file = tokio::fs::File::from_std(file);
-                    let ok = file.write_all(&out.preview).await.is_ok()
-                        && file.write_all(&chunk[keep..]).await.is_ok();
-                    if !ok {
-                        tracing::warn!(label, "spill file write failed");
-                    }
                     out.full_output_path = Some(path);
+                    let preview = std::mem::take(&mut out.preview);
+                    spill_write(&mut file, &preview, cap, label, &mut out).await;
+                    out.preview = preview;
+                    if out.spill_error.is_none() && !out.spill_truncated {
+                        spill_write(&mut file, &chunk[keep..], cap, label, &mut out).await;
+                    }
+                    if out.spill_error.is_some() || out.spill_truncated {
+                        drain_counting(&mut reader, &mut out, &mut buf, &stop).await;
+                        break;
+                    }
                     spill = Some(file);
                 }
                 Err(e) => {
                     tracing::warn!(label, error = %e, "no spill file; the rest is dropped");
+                    out.spill_error = Some(e.to_string());
                     // Keep counting bytes without storing them.
                     drain_counting(&mut reader, &mut out, &mut buf, &stop).await;
                     return out;
@@ -145,11 +163,51 @@ pub(crate) async fn capture<R: AsyncRead + Unpin>(
             }
         }
     }
-    if let Some(mut file) = spill {
-        let _ = file.flush().await;
-        let _ = file.sync_all().await;
+    if let Some(mut file) = spill
+        && let Err(e) = async {
+            file.flush().await?;
+            file.sync_all().await
+        }
+        .await
+    {
+        spill_failed(label, &e, &mut out);
     }
     out
+}
+
+/// Writes what fits under `cap` of `chunk` to the spill file; marks the result when the cap
+/// is reached or the write fails (logged once: the caller stops writing after either).
+async fn spill_write(
+    file: &mut tokio::fs::File,
+    chunk: &[u8],
+    cap: u64,
+    label: &'static str,
+    out: &mut Captured,
+) {
+    let room = cap.saturating_sub(out.spill_bytes) as usize;
+    let part = &chunk[..chunk.len().min(room)];
+    if let Err(e) = file.write_all(part).await {
+        spill_failed(label, &e, out);
+        return;
+    }
+    out.spill_bytes += part.len() as u64;
+    if part.len() < chunk.len() {
+        out.spill_truncated = true;
+        tracing::warn!(
+            label,
+            cap,
+            "spill file reached its cap; the rest of the stream is dropped"
+        );
+        let _ = file.flush().await;
+    }
+}
+
+fn spill_failed(label: &'static str, e: &std::io::Error, out: &mut Captured) {
+    tracing::warn!(label, error = %e, "writing the spill file failed; the rest is dropped");
+    out.spill_error = Some(format!(
+        "writing the spill file failed after {} bytes ({e}); it holds only the start of the stream",
+        out.spill_bytes
+    ));
 }
 
 async fn drain_counting<R: AsyncRead + Unpin>(

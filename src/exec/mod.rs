@@ -14,10 +14,12 @@ pub mod checks;
 pub mod env;
 pub mod pager;
 pub mod parse;
+pub mod private;
 pub mod python;
 pub mod resolve;
 pub mod runner;
 pub mod shell;
+pub mod spawner;
 pub mod spill;
 
 pub use capture::{Captured, OutputCap};

@@ -1,6 +1,8 @@
 //! The one-shot runner: start a process, feed its stdin, capture its output, bound its time.
 //!
-//! The child runs in a process group of its own (a new process group on Windows); on
+//! The child runs in a process group of its own (a new process group on Windows) and, on
+//! Linux, is forked from the one spawner thread with a parent-death signal, so it dies with
+//! the server ([`super::spawner`]); on
 //! timeout or cancellation the whole tree is killed and the child reaped before [`run`]
 //! returns. When the child exits but something it left behind still holds its output pipes
 //! open, that leftover group is killed after a short grace so the call never hangs.
@@ -114,7 +116,9 @@ pub async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
     own_group(&mut cmd);
 
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| spawn_error(&spec.program, e))?;
+    let mut child = super::spawner::spawn(cmd)
+        .await
+        .map_err(|e| spawn_error(&spec.program, e))?;
     let pid = child.id().map(|p| p as i32).unwrap_or(0);
     tracing::debug!(pid, program = %program, "one-shot started");
 
@@ -247,9 +251,19 @@ fn add_args(cmd: &mut Command, args: &[String], verbatim: bool) {
     }
 }
 
+/// Its own process group; on Linux it also dies with the server (see [`super::spawner`]).
 #[cfg(unix)]
 fn own_group(cmd: &mut Command) {
     cmd.process_group(0);
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: getpid has no preconditions.
+        let server = unsafe { libc::getpid() };
+        // SAFETY: the hook only calls prctl, getppid and _exit (async-signal-safe).
+        unsafe {
+            cmd.pre_exec(move || super::spawner::die_with_parent(server));
+        }
+    }
 }
 
 #[cfg(windows)]

@@ -3,7 +3,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::write::replace;
+use std::io::Read;
+
+use super::write::{check_links, replace, target_of};
 use crate::error::{Error, Result};
 
 /// What an edit did.
@@ -13,36 +15,56 @@ pub struct Edited {
     pub replacements: usize,
 }
 
+/// The largest file `edit` reads (64 MiB).
+pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Replaces `old` with `new` in the UTF-8 file at `path`. Without `replace_all`, `old` must
 /// occur exactly once; 0 or 2+ occurrences are an error and the file is not touched.
-/// The rewrite is atomic and keeps the file's permissions.
-pub fn edit(path: &Path, old: &str, new: &str, replace_all: bool) -> Result<Edited> {
+/// The rewrite is atomic and keeps the file's owner, group and permissions. Only an existing
+/// regular file of at most [`MAX_EDIT_BYTES`] is edited (a symlink's regular target is); a
+/// file with other hard links only with `break_links`.
+pub fn edit(
+    path: &Path,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+    break_links: bool,
+) -> Result<Edited> {
     if old.is_empty() {
         return Err(Error::InvalidInput(
             "`old_text` is empty; pass the exact text to replace.".into(),
         ));
     }
-    let target = fs::canonicalize(path).unwrap_or(path.to_path_buf());
-    let meta = fs::metadata(&target).map_err(|e| {
-        Error::io(
-            format!("Could not read `{}`", path.display()),
-            "Check that the file exists; terminal_write_file creates new files",
-            e,
-        )
-    })?;
-    if meta.is_dir() {
+    let (target, meta) = target_of(path)?;
+    let Some(meta) = meta else {
         return Err(Error::InvalidInput(format!(
-            "`{}` is a directory; pass the path of a file.",
+            "`{}` does not exist; edit_file changes existing files, terminal_write_file creates new ones.",
             path.display()
         )));
+    };
+    if meta.len() > MAX_EDIT_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "`{}` is {} MiB, over edit_file's limit of {} MiB; the file is unchanged. Edit it with a program in a session instead.",
+            path.display(),
+            meta.len() / (1024 * 1024),
+            MAX_EDIT_BYTES / (1024 * 1024)
+        )));
     }
-    let bytes = fs::read(&target).map_err(|e| {
+    check_links(path, &meta, break_links)?;
+    let bytes = read_bounded(&target).map_err(|e| {
         Error::io(
             format!("Could not read `{}`", path.display()),
             "Check its permissions",
             e,
         )
     })?;
+    if bytes.len() as u64 > MAX_EDIT_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "`{}` grew past edit_file's limit of {} MiB while being read; the file is unchanged.",
+            path.display(),
+            MAX_EDIT_BYTES / (1024 * 1024)
+        )));
+    }
     let text = String::from_utf8(bytes).map_err(|_| {
         Error::InvalidInput(format!(
             "`{}` is not UTF-8 text, so it cannot be edited as text; rewrite it with terminal_write_file instead.",
@@ -74,6 +96,25 @@ pub fn edit(path: &Path, old: &str, new: &str, replace_all: bool) -> Result<Edit
     })
 }
 
+/// At most one byte past [`MAX_EDIT_BYTES`] of `path`, opened without following a link or
+/// blocking, and only if it is still a regular file.
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NOFOLLOW | libc::O_NONBLOCK,
+    );
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("it is no longer a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_EDIT_BYTES + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,13 +124,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("x.txt");
         fs::write(&f, "a b a\r\nc").unwrap();
-        let e = edit(&f, "a", "z", false).unwrap_err().to_string();
+        let e = edit(&f, "a", "z", false, false).unwrap_err().to_string();
         assert!(e.contains("matches 2 times"), "{e}");
-        let e = edit(&f, "q", "z", false).unwrap_err().to_string();
+        let e = edit(&f, "q", "z", false, false).unwrap_err().to_string();
         assert!(e.contains("0 matches"), "{e}");
         assert_eq!(fs::read(&f).unwrap(), b"a b a\r\nc");
-        assert_eq!(edit(&f, "b", "B", false).unwrap().replacements, 1);
-        assert_eq!(edit(&f, "a", "z", true).unwrap().replacements, 2);
+        assert_eq!(edit(&f, "b", "B", false, false).unwrap().replacements, 1);
+        assert_eq!(edit(&f, "a", "z", true, false).unwrap().replacements, 2);
         assert_eq!(fs::read_to_string(&f).unwrap(), "z B z\r\nc");
     }
 
@@ -99,19 +140,19 @@ mod tests {
         let f = dir.path().join("bin");
         fs::write(&f, [0xff, 0xfe, b'a']).unwrap();
         assert!(
-            edit(&f, "a", "b", false)
+            edit(&f, "a", "b", false, false)
                 .unwrap_err()
                 .to_string()
                 .contains("not UTF-8")
         );
         assert_eq!(fs::read(&f).unwrap(), [0xff, 0xfe, b'a']);
         assert!(
-            edit(dir.path(), "a", "b", false)
+            edit(dir.path(), "a", "b", false, false)
                 .unwrap_err()
                 .to_string()
                 .contains("directory")
         );
-        assert!(edit(&dir.path().join("none"), "a", "b", false).is_err());
-        assert!(edit(&f, "", "b", false).is_err());
+        assert!(edit(&dir.path().join("none"), "a", "b", false, false).is_err());
+        assert!(edit(&f, "", "b", false, false).is_err());
     }
 }

@@ -1,5 +1,12 @@
 //! Writing a file: atomically (temp file in the same directory, fsync, rename) unless
-//! appending, keeping an existing file's permissions and following a symlink to its target.
+//! appending, keeping an existing file's owner, group and permissions.
+//!
+//! Only regular files are written: a device, FIFO, socket, directory or a file of a pseudo
+//! file system (`/proc`, `/sys`, cgroups) is refused, so nothing is replaced by a plain file
+//! and no write blocks on a pipe. A symlink is written through to its target only when that
+//! target exists and is a regular file (a dangling link is an error, never replaced). A file
+//! with more than one hard link is refused unless the caller passes `break_links`: the
+//! atomic replace gives the path a new file, and the other names keep the old contents.
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
@@ -21,11 +28,24 @@ pub struct Written {
     pub appended: bool,
 }
 
+/// How a write may treat what it finds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    pub append: bool,
+    /// Create missing parent directories.
+    pub create_dirs: bool,
+    /// Replace a file that has other hard links (they keep the old contents).
+    pub break_links: bool,
+}
+
 /// Writes `bytes` to the absolute `path`: replaced atomically, or appended.
-/// `create_dirs` creates missing parent directories.
-pub fn write(path: &Path, bytes: &[u8], append: bool, create_dirs: bool) -> Result<Written> {
-    let target = target_of(path)?;
-    let existing = fs::metadata(&target).ok();
+pub fn write(path: &Path, bytes: &[u8], opts: WriteOptions) -> Result<Written> {
+    let (target, existing) = target_of(path)?;
+    if let Some(meta) = &existing
+        && !opts.append
+    {
+        check_links(path, meta, opts.break_links)?;
+    }
     let parent = target
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -43,7 +63,7 @@ pub fn write(path: &Path, bytes: &[u8], append: bool, create_dirs: bool) -> Resu
                 path.display()
             )));
         }
-        if !create_dirs {
+        if !opts.create_dirs {
             return Err(Error::InvalidInput(format!(
                 "The directory `{}` does not exist; create it or pass create_dirs true.",
                 parent.display()
@@ -57,14 +77,8 @@ pub fn write(path: &Path, bytes: &[u8], append: bool, create_dirs: bool) -> Resu
             )
         })?;
     }
-    if append {
-        let mut file = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&target)
-            .map_err(|e| io_error(&target, e))?;
-        file.write_all(bytes).map_err(|e| io_error(&target, e))?;
-        file.sync_all().map_err(|e| io_error(&target, e))?;
+    if opts.append {
+        append(&target, bytes)?;
     } else {
         replace(&target, bytes, existing.as_ref())?;
     }
@@ -74,27 +88,178 @@ pub fn write(path: &Path, bytes: &[u8], append: bool, create_dirs: bool) -> Resu
         bytes_written: bytes.len() as u64,
         size,
         created: existing.is_none(),
-        appended: append,
+        appended: opts.append,
     })
 }
 
-/// The file a write lands in: `path`, or the target of the symlink `path` is. A directory
-/// is an error.
-fn target_of(path: &Path) -> Result<PathBuf> {
-    let target = match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path).unwrap_or(path.to_path_buf()),
-        _ => path.to_path_buf(),
+/// Appends in place: opened without following a link and without blocking, then checked to
+/// be the regular file it was a moment ago.
+fn append(target: &Path, bytes: &[u8]) -> Result<()> {
+    let mut options = OpenOptions::new();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options
+            .mode(0o666)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let mut file = options.open(target).map_err(|e| io_error(target, e))?;
+    let meta = file.metadata().map_err(|e| io_error(target, e))?;
+    if !meta.is_file() {
+        return Err(not_regular(target, &meta.file_type()));
+    }
+    file.write_all(bytes).map_err(|e| io_error(target, e))?;
+    file.sync_all().map_err(|e| io_error(target, e))
+}
+
+/// The file a write lands in, and its metadata when it exists: `path`, or the target of the
+/// symlink `path` is when that target is an existing regular file. Anything but a regular
+/// file or a new path is an error.
+pub(crate) fn target_of(path: &Path) -> Result<(PathBuf, Option<fs::Metadata>)> {
+    let link = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            refuse_pseudo(path)?;
+            return Ok((path.to_path_buf(), None));
+        }
+        Err(e) => {
+            return Err(Error::io(
+                format!("Could not inspect `{}`", path.display()),
+                "Check the path and its permissions",
+                e,
+            ));
+        }
     };
-    if target.is_dir() {
+    let (target, meta) = if link.file_type().is_symlink() {
+        let target = fs::canonicalize(path).map_err(|_| {
+            let to = fs::read_link(path)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default();
+            Error::InvalidInput(format!(
+                "`{}` is a symlink to `{to}`, which does not exist; write the target path itself, or remove the dangling link.",
+                path.display()
+            ))
+        })?;
+        let meta = fs::metadata(&target).map_err(|e| io_error(&target, e))?;
+        (target, meta)
+    } else {
+        (path.to_path_buf(), link)
+    };
+    if meta.is_dir() {
         return Err(Error::InvalidInput(format!(
             "`{}` is a directory; pass the path of a file.",
             path.display()
         )));
     }
-    Ok(target)
+    if !meta.is_file() {
+        return Err(not_regular(path, &meta.file_type()));
+    }
+    refuse_pseudo(&target)?;
+    Ok((target, Some(meta)))
 }
 
-/// Replaces `target` with `bytes` atomically, keeping `existing`'s permissions.
+/// A file with other hard links is refused unless `break_links`.
+pub(crate) fn check_links(path: &Path, meta: &fs::Metadata, break_links: bool) -> Result<()> {
+    #[cfg(unix)]
+    {
+        let links = std::os::unix::fs::MetadataExt::nlink(meta);
+        if links > 1 && !break_links {
+            return Err(Error::InvalidInput(format!(
+                "`{}` has {links} hard links; replacing it would leave the other names with the old contents. Pass breakLinks true to replace this name only, or append instead.",
+                path.display()
+            )));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, meta, break_links);
+    Ok(())
+}
+
+/// The error for a path that exists but is not a regular file.
+pub(crate) fn not_regular(path: &Path, kind: &fs::FileType) -> Error {
+    Error::InvalidInput(format!(
+        "`{}` is not a regular file ({}); only regular files are written or edited, so nothing was changed.",
+        path.display(),
+        kind_name(kind)
+    ))
+}
+
+fn kind_name(kind: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_symlink() {
+        "a symlink"
+    } else {
+        "a special file"
+    }
+}
+
+/// Files of pseudo file systems (`/proc`, `/sys`, cgroups, debugfs…) look regular but are
+/// kernel interfaces: refused, as is creating a file in one.
+pub(crate) fn refuse_pseudo(path: &Path) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        let probe = if path.exists() {
+            Some(path)
+        } else {
+            path.ancestors().skip(1).find(|p| p.exists())
+        };
+        if let Some(fs_name) = probe.and_then(pseudo_fs) {
+            return Err(Error::InvalidInput(format!(
+                "`{}` is not a regular file (it is on {fs_name}, a kernel pseudo file system); only regular files are written or edited, so nothing was changed.",
+                path.display()
+            )));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = path;
+    Ok(())
+}
+
+/// The name of the pseudo file system `path` is on, if it is on one.
+#[cfg(target_os = "linux")]
+fn pseudo_fs(path: &Path) -> Option<&'static str> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statfs fills the zeroed struct for a NUL-terminated path we own.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    const KNOWN: [(i64, &str); 9] = [
+        (0x9fa0, "procfs"),
+        (0x6265_6572, "sysfs"),
+        (0x0027_e0eb, "cgroupfs"),
+        (0x6367_7270, "cgroup2"),
+        (0x6462_6720, "debugfs"),
+        (0x7363_6673, "securityfs"),
+        (0x7472_6163, "tracefs"),
+        (0xcafe_4a11, "bpffs"),
+        (0x1cd1, "devpts"),
+    ];
+    let kind = st.f_type as i64;
+    KNOWN.iter().find(|(m, _)| *m == kind).map(|(_, n)| *n)
+}
+
+/// Replaces `target` with `bytes` atomically, keeping `existing`'s owner and group (when
+/// permitted) and permissions.
 pub(crate) fn replace(target: &Path, bytes: &[u8], existing: Option<&fs::Metadata>) -> Result<()> {
     let parent = target.parent().unwrap_or(Path::new("."));
     let name = target
@@ -107,13 +272,21 @@ pub(crate) fn replace(target: &Path, bytes: &[u8], existing: Option<&fs::Metadat
         .unwrap_or(0);
     let temp = parent.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
     let result = (|| -> std::io::Result<()> {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            // A replacement is private until it takes the old file's permissions, so no one
+            // reads a secret through a looser umask; a new file gets 0666 less the umask.
+            let mode = if existing.is_some() { 0o600 } else { 0o666 };
+            options.mode(mode).custom_flags(libc::O_NOFOLLOW);
+        }
+        let mut file = options.open(&temp)?;
         file.write_all(bytes)?;
         if let Some(meta) = existing {
-            fs::set_permissions(&temp, meta.permissions())?;
+            keep_owner(&file, meta);
+            file.set_permissions(meta.permissions())?;
         }
         file.sync_all()?;
         drop(file);
@@ -125,6 +298,20 @@ pub(crate) fn replace(target: &Path, bytes: &[u8], existing: Option<&fs::Metadat
         let _ = fs::remove_file(&temp);
         io_error(target, e)
     })
+}
+
+/// Gives the new file the old one's owner and group; each only when permitted (root may set
+/// both, an owner may set a group they belong to).
+fn keep_owner(file: &fs::File, meta: &fs::Metadata) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid())).is_err() {
+            let _ = std::os::unix::fs::fchown(file, None, Some(meta.gid()));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (file, meta);
 }
 
 /// Makes the rename durable (Unix); best effort.
@@ -149,16 +336,24 @@ fn io_error(path: &Path, e: std::io::Error) -> Error {
 mod tests {
     use super::*;
 
+    fn opts(append: bool) -> WriteOptions {
+        WriteOptions {
+            append,
+            create_dirs: true,
+            break_links: false,
+        }
+    }
+
     #[test]
     fn create_replace_append() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("a/b/c.txt");
-        let w = write(&f, b"one\n", false, true).unwrap();
+        let w = write(&f, b"one\n", opts(false)).unwrap();
         assert!(w.created && !w.appended && w.size == 4);
-        let w = write(&f, b"two\n", true, true).unwrap();
+        let w = write(&f, b"two\n", opts(true)).unwrap();
         assert!(!w.created && w.appended && w.size == 8);
         assert_eq!(fs::read(&f).unwrap(), b"one\ntwo\n");
-        write(&f, b"new", false, true).unwrap();
+        write(&f, b"new", opts(false)).unwrap();
         assert_eq!(fs::read(&f).unwrap(), b"new");
         let leftovers: Vec<_> = fs::read_dir(f.parent().unwrap()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temp file is left behind");
@@ -167,11 +362,11 @@ mod tests {
     #[test]
     fn directories_and_missing_parents_are_errors() {
         let dir = tempfile::tempdir().unwrap();
-        let e = write(dir.path(), b"x", false, true)
+        let e = write(dir.path(), b"x", opts(false))
             .unwrap_err()
             .to_string();
         assert!(e.contains("is a directory"), "{e}");
-        let e = write(&dir.path().join("no/x"), b"x", false, false)
+        let e = write(&dir.path().join("no/x"), b"x", WriteOptions::default())
             .unwrap_err()
             .to_string();
         assert!(e.contains("does not exist"), "{e}");
@@ -186,14 +381,14 @@ mod tests {
         let f = dir.path().join("run.sh");
         fs::write(&f, "old").unwrap();
         fs::set_permissions(&f, fs::Permissions::from_mode(0o751)).unwrap();
-        write(&f, b"new", false, true).unwrap();
+        write(&f, b"new", opts(false)).unwrap();
         assert_eq!(
             fs::metadata(&f).unwrap().permissions().mode() & 0o777,
             0o751
         );
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&f, &link).unwrap();
-        let w = write(&link, b"via link", false, true).unwrap();
+        let w = write(&link, b"via link", opts(false)).unwrap();
         assert!(
             fs::symlink_metadata(&link)
                 .unwrap()

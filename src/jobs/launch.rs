@@ -68,21 +68,29 @@ pub fn shell_command(shell: JobShell, command: &str) -> Result<ShellCommand> {
 #[cfg(unix)]
 const WRAPPER: &str = r#"d=$1; shift
 o="$d/.stdout.pipe"; e="$d/.stderr.pipe"
-mkfifo "$o" "$e" || exit 1
+mkfifo -m 600 "$o" "$e" || exit 1
 tee -a "$d/stdout.log" < "$o" >> "$d/combined.log" &
 tee -a "$d/stderr.log" < "$e" >> "$d/combined.log" &
 "$@" > "$o" 2> "$e" < /dev/null
 code=$?
 wait
 set -C
+umask 077
 printf '%s\n' "$code" > "$d/exit_code.txt"
 rm -f "$o" "$e"
 "#;
 
-/// Starts the wrapper for `command` detached (new session, stdio away from the server) and
+/// Starts the wrapper for `command` detached (the logs, 0600, are created first) (new session, stdio away from the server) and
 /// returns its pid. The server reaps it if it is still running when the wrapper ends.
 #[cfg(unix)]
 pub fn spawn(dir: &Path, cwd: &Path, command: &ShellCommand) -> Result<i32> {
+    super::store::create_logs(dir).map_err(|e| {
+        Error::io(
+            format!("Cannot create the job's logs in {}", dir.display()),
+            "Check --state-dir points somewhere writable.",
+            e,
+        )
+    })?;
     let mut cmd = tokio::process::Command::new("/bin/sh");
     cmd.arg("-c")
         .arg(WRAPPER)

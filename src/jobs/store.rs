@@ -10,7 +10,8 @@
 //!                                           exclusively and never replaced
 //!                           killed_at.txt   present when job_kill ended the job
 //! ```
-//! The metadata is written to a temp name and renamed into place; the exit code is complete
+//! The job folder is 0700 and every file in it 0600 (the jobs folder 0700, the state dir
+//! 0700 when termpilot creates it). The metadata is written to a temp name and renamed into place; the exit code is complete
 //! once it ends in a newline. Its creation and close are the events `job_wait` wakes on.
 
 use std::path::{Path, PathBuf};
@@ -93,9 +94,56 @@ pub fn check_id(id: &str) -> Result<()> {
     }
 }
 
-/// Makes a fresh job directory under `root` with a readable unique id (`calm-otter-3f9a`).
+/// A builder of folders only this user can enter (0700 on Unix).
+fn private_dirs() -> std::fs::DirBuilder {
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+}
+
+/// Creates the state dir (0700 when new) and `root`, the jobs folder, closed to others.
+fn prepare_root(root: &Path) -> std::io::Result<()> {
+    if let Some(state) = root.parent() {
+        crate::config::prepare_state_dir(state)?;
+    }
+    match private_dirs().create(root) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let meta = std::fs::symlink_metadata(root)?;
+        if meta.is_dir() && meta.uid() == crate::platform::uid() && meta.mode() & 0o077 != 0 {
+            std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700))?;
+        }
+    }
+    Ok(())
+}
+
+/// Creates the (empty) log files of a new job, readable by this user only; the wrapper
+/// appends to them.
+pub fn create_logs(dir: &Path) -> std::io::Result<()> {
+    for name in [STDOUT, STDERR, COMBINED] {
+        private_file(&dir.join(name))?;
+    }
+    Ok(())
+}
+
+/// Creates `path` new, 0600 on Unix.
+fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
+/// Makes a fresh job directory (0700) under `root` with a readable unique id
+/// (`calm-otter-3f9a`).
 pub fn create(root: &Path) -> Result<(String, PathBuf)> {
-    std::fs::create_dir_all(root).map_err(|e| {
+    prepare_root(root).map_err(|e| {
         Error::io(
             format!("Cannot create the jobs directory {}", root.display()),
             "Check --state-dir points somewhere writable.",
@@ -108,7 +156,7 @@ pub fn create(root: &Path) -> Result<(String, PathBuf)> {
         let suffix = &uuid::Uuid::new_v4().simple().to_string()[..4];
         let id = format!("{words}-{suffix}");
         let dir = root.join(&id);
-        match std::fs::create_dir(&dir) {
+        match private_dirs().create(&dir) {
             Ok(()) => return Ok((id, dir)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => {
@@ -129,16 +177,26 @@ pub fn create(root: &Path) -> Result<(String, PathBuf)> {
 
 /// Writes `contents` to `dir/name` atomically (temp file, then rename).
 pub fn write_atomic(dir: &Path, name: &str, contents: &[u8]) -> std::io::Result<()> {
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, contents)?;
+    let tmp = write_temp(dir, name, contents)?;
     std::fs::rename(&tmp, dir.join(name))
+}
+
+/// A new 0600 temp file in `dir` holding `contents`.
+fn write_temp(dir: &Path, name: &str, contents: &[u8]) -> std::io::Result<PathBuf> {
+    use std::io::Write;
+    let tmp = dir.join(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    private_file(&tmp)?.write_all(contents)?;
+    Ok(tmp)
 }
 
 /// Writes `dir/name` only if it does not exist yet (hard link of a temp file: atomic, no
 /// replace). Returns false when it was already there.
 pub fn write_once(dir: &Path, name: &str, contents: &[u8]) -> std::io::Result<bool> {
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, contents)?;
+    let tmp = write_temp(dir, name, contents)?;
     let linked = std::fs::hard_link(&tmp, dir.join(name));
     let _ = std::fs::remove_file(&tmp);
     match linked {

@@ -9,11 +9,13 @@
 //! - [`tools`] holds the native handlers, one small file per group of tools.
 //! - [`stdio`] frames the stdio transport; [`frame`] judges each line so every request is
 //!   answered.
+//! - [`logging`]: shapes of calls at every level; whole messages only under `termpilot::wire`.
 //!
 //! Nothing here owns state: the [`termpilot::Core`] handle does.
 
 pub mod args;
 pub mod frame;
+pub mod logging;
 pub mod progress;
 pub mod registry;
 pub mod reply;

@@ -69,6 +69,8 @@ impl ServerHandler for Server {
         let ctx = self.ctx(&context);
         let args = request.arguments.unwrap_or_default();
         let name = request.name.as_ref();
+        let started = std::time::Instant::now();
+        let logged_args = tracing::enabled!(tracing::Level::DEBUG).then(|| args.clone());
         let outcome = if name == EXTRA && self.registry.has_extras() {
             tools::extra::call(&self.registry, ctx, args).await
         } else if let Some(tool) = self.registry.enabled(name) {
@@ -87,6 +89,9 @@ impl ServerHandler for Server {
             Ok(reply) => reply.into_result(),
             Err(error) => error.into_result(),
         };
+        if let Some(args) = &logged_args {
+            super::logging::tool_call(name, args, &result, started.elapsed());
+        }
         Ok(result.into())
     }
 }

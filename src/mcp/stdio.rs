@@ -33,6 +33,7 @@ pub async fn serve(server: Server) -> anyhow::Result<()> {
     let mut writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();
         while let Some(line) = lines_rx.recv().await {
+            super::logging::wire("out", &line);
             if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
                 break;
             }
@@ -87,6 +88,7 @@ pub async fn serve(server: Server) -> anyhow::Result<()> {
             if body.is_empty() {
                 continue;
             }
+            super::logging::wire("in", body);
             match gate.judge(body, oversized) {
                 Verdict::Forward => {
                     if to_rmcp.write_all(body).await.is_err()
@@ -96,10 +98,7 @@ pub async fn serve(server: Server) -> anyhow::Result<()> {
                     }
                 }
                 Verdict::Answer(reply) => {
-                    tracing::debug!(
-                        "answering a line rmcp would not: {}",
-                        String::from_utf8_lossy(&reply)
-                    );
+                    tracing::debug!("answering a line of {} bytes rmcp would not", body.len());
                     let _ = lines_tx.send(reply);
                 }
                 Verdict::Drop(why) => tracing::debug!("dropping {why}"),

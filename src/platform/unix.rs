@@ -168,6 +168,12 @@ pub fn stdin_tty(pid: i32) -> Option<std::path::PathBuf> {
 }
 
 /// Every process in process group `pgid`.
+/// True while some process of group `pgid` still runs (zombies do not count).
+pub fn group_alive(pgid: i32) -> bool {
+    let runs = |pid: i32| process_state(pid).is_some_and(|s| s != 'Z' && s != 'X');
+    runs(pgid) || group_members(pgid).into_iter().any(runs)
+}
+
 pub fn group_members(pgid: i32) -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();

@@ -38,6 +38,14 @@ pub fn waiting_for_input(_pgid: i32, _tty: &std::path::Path) -> bool {
 }
 
 /// Windows consoles have no tty path.
+pub fn wait_readable(_fds: &[i32]) -> Option<usize> {
+    None
+}
+
+pub fn group_alive(_pgid: i32) -> bool {
+    false
+}
+
 pub fn stdin_tty(_pid: i32) -> Option<std::path::PathBuf> {
     None
 }

@@ -3,8 +3,8 @@
 //!
 //! # Where
 //!
-//! `$XDG_RUNTIME_DIR/termpilot/` when that variable names a folder, else
-//! `<temp>/termpilot-<uid>/attach/`; the folder is mode 0700 and must belong to the user, the
+//! `attach/` in the private folder ([`crate::exec::private`]: `$XDG_RUNTIME_DIR/termpilot/`
+//! when that is safe, else `<temp>/termpilot-<uid>/`, both checked); the folder is mode 0700 and must belong to the user, the
 //! socket is mode 0600 and named `<server pid>-<session id>.sock`. Whoever can connect can use
 //! the shell as this user, so nobody else can. The socket is removed when the session is
 //! stopped, restarted or dropped and when the server ends; sockets left by a server that was
@@ -101,17 +101,10 @@ impl Clients {
     }
 }
 
-/// The folder holding attach sockets (not created).
+/// The folder holding attach sockets (not created): in the private folder
+/// ([`crate::exec::private`]; `$XDG_RUNTIME_DIR/termpilot/attach` when that is safe).
 pub fn socket_dir() -> PathBuf {
-    if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from)
-        && runtime.is_absolute()
-        && runtime.is_dir()
-    {
-        return runtime.join("termpilot");
-    }
-    std::env::temp_dir()
-        .join(crate::exec::spill::user_folder())
-        .join("attach")
+    crate::exec::private::location().join("attach")
 }
 
 /// The socket file of session `id` in this server.
@@ -296,6 +289,8 @@ mod unix {
 
     pub(super) fn open(session: &Arc<Session>) -> std::io::Result<Listener> {
         let dir = socket_dir();
+        // The private folder is checked first: the socket folder is only as safe as it.
+        crate::exec::private::base().map_err(|e| std::io::Error::other(e.to_string()))?;
         prepare_dir(&dir)?;
         let path = socket_path(&dir, &session.id);
         // A socket of the same id in this server belongs to a retired session of that id.

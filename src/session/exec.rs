@@ -27,8 +27,15 @@ use crate::exec::spill;
 use crate::platform;
 use crate::progress::Progress;
 
-/// How far past the typed command its echo's newline is looked for.
-const ECHO_WINDOW: u64 = 64 * 1024;
+/// The longest command `terminal_exec` types (longer ones go in a file the shell sources).
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
+/// How far past the typed command its echo's last newline is looked for.
+const ECHO_WINDOW: u64 = 4 * MAX_COMMAND_BYTES as u64;
+
+/// After a cancelled exec, how long Ctrl+C is given to end the command before its process
+/// group is killed, and how long the prompt is then awaited.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
 
 /// Output must be still this long before checking whether the command waits for input.
 pub const INPUT_QUIET: Duration = Duration::from_millis(250);
@@ -125,6 +132,17 @@ impl Session {
                 "`command` is empty; pass the command line to run.".into(),
             ));
         }
+        if req.command.len() > MAX_COMMAND_BYTES {
+            return Err(Error::InvalidInput(format!(
+                "`command` is {} bytes, over the {} KiB a command line may take; write it to a file with terminal_write_file and run `. FILE` (or `sh FILE`) instead.",
+                req.command.len(),
+                MAX_COMMAND_BYTES / 1024
+            )));
+        }
+        if self.hooked && !self.prompt_seen() {
+            // Started moments ago (or on a loaded machine): type only once the prompt is up.
+            self.wait_ready_for(req.timeout, cancel).await;
+        }
         self.check_at_prompt()?;
         let mode = self.mode();
         let (seq0, pos0, bracketed, prompt_line) = {
@@ -142,44 +160,29 @@ impl Session {
             )
         };
         let command = req.command.trim_end_matches(['\r', '\n']);
-        let multi_line = command.contains('\n');
-        let typed = if multi_line && bracketed {
-            format!(
-                "\x1b[200~{}\x1b[201~\r",
-                command.replace("\r\n", "\n").replace('\n', "\r")
-            )
-        } else {
-            format!("{}\r", command.replace("\r\n", "\r").replace('\n', "\r"))
-        };
-        // Without a paste, each line runs on its own: expect one end mark per line.
-        let ends_expected = if multi_line && !bracketed {
-            command.lines().count() as u64
-        } else {
-            1
-        };
+        let (typed, echo) = self.typed_form(command, bracketed);
+        // Lines the terminal echoes before the output, for shells that mark no output start.
+        let echo_lines = echo.lines().count().max(1);
         let started = Instant::now();
-        if let Err(e) = self.write(typed.into_bytes(), Some(command)).await {
+        if let Err(e) = self.write(typed.into_bytes(), Some(&echo)).await {
             self.state().capture = None;
+            // Never leave a half-typed line behind for the next command.
+            self.interrupt(mode, seq0).await;
             return Err(e);
         }
         let end = self
-            .exec_wait(
-                req,
-                mode,
-                seq0,
-                pos0,
-                ends_expected,
-                started,
-                cancel,
-                progress,
-            )
+            .exec_wait(req, mode, seq0, pos0, started, cancel, progress)
             .await;
         let duration = started.elapsed();
+        if matches!(end, End::Cancelled) {
+            // Cancelled like a one-shot run: the command is stopped, the prompt back.
+            self.interrupt(mode, seq0).await;
+        }
 
         let (mut capture, from, to, exit_code) = {
             let mut s = self.state();
             let mut capture = s.capture.take().unwrap_or_else(|| Capture::new(pos0));
-            let from = output_start(&s, &mut capture, mode, seq0, pos0);
+            let from = output_start(&s, &mut capture, mode, seq0, pos0, echo_lines);
             let (to, exit_code) = match &end {
                 End::Done { to, exit } => (*to, *exit),
                 _ => (s.log.end(), None),
@@ -226,7 +229,6 @@ impl Session {
         mode: Mode,
         seq0: u64,
         pos0: u64,
-        ends_expected: u64,
         started: Instant,
         cancel: &CancellationToken,
         progress: &dyn Progress,
@@ -243,7 +245,7 @@ impl Session {
             let (last_output, output_bytes, finished, (gone, gone_at)) = {
                 let s = self.state();
                 let finished = match mode {
-                    Mode::Osc133 => finished_by_marks(&s, seq0, ends_expected),
+                    Mode::Osc133 => finished_by_marks(&s, seq0, 1),
                     Mode::ProcessGroup => ByMarks::Running,
                 };
                 (
@@ -316,6 +318,8 @@ impl Session {
                 let group = self.foreground_group().unwrap_or(self.pid);
                 if let Some(tty) = &tty
                     && platform::waiting_for_input(group, tty)
+                    // What it printed before it waited (its prompt, or the shell's `D`) is in.
+                    && self.scanned_all()
                     && (group != self.pid || self.command_open(seq0))
                 {
                     return End::WaitingForInput(self.cursor_line());
@@ -339,6 +343,88 @@ impl Session {
                 _ = cancel.cancelled() => return End::Cancelled,
             }
         }
+    }
+
+    /// Stops what the command typed after mark `seq0` left running and brings the prompt
+    /// back: Ctrl+C (the terminal's interrupt, for the foreground group), then — if the
+    /// command ignores it — its process group killed as a tree. Bounded by
+    /// [`INTERRUPT_GRACE`] twice; a shell that never returns is left as it is.
+    async fn interrupt(&self, mode: Mode, seq0: u64) {
+        let running = |s: &Session| -> bool {
+            let fg = s.foreground_group();
+            let program = fg.is_some_and(|pg| pg != s.pid);
+            let by_marks = mode == Mode::Osc133 && {
+                let st = s.state();
+                !matches!(finished_by_marks(&st, seq0, 1), ByMarks::Done { .. }) && !st.gone()
+            };
+            program || by_marks
+        };
+        if !running(self) {
+            return;
+        }
+        let _ = self.write(b"\x03".to_vec(), None).await;
+        if self.wait_for(INTERRUPT_GRACE, |s| !running(s)).await {
+            return;
+        }
+        if let Some(pg) = self.foreground_group().filter(|&pg| pg != self.pid) {
+            platform::kill_tree(pg);
+        }
+        self.wait_for(INTERRUPT_GRACE, |s| !running(s)).await;
+    }
+
+    /// Waits until `done` holds (checked on every output event and every
+    /// [`super::wait::FOREGROUND_RECHECK`]/5, since a foreground change is not announced),
+    /// for at most `max`. Returns whether it held.
+    async fn wait_for(&self, max: Duration, done: impl Fn(&Session) -> bool) -> bool {
+        let deadline = tokio::time::Instant::now() + max;
+        let mut rx = self.subscribe();
+        loop {
+            rx.borrow_and_update();
+            if done(self) {
+                return true;
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            let tick = now + super::wait::FOREGROUND_RECHECK / 5;
+            tokio::select! {
+                _ = rx.changed() => {}
+                _ = tokio::time::sleep_until(tick.min(deadline)) => {}
+            }
+        }
+    }
+
+    /// What to type for `command`, and the echo it brings: one command line whatever its
+    /// lines. A multi-line command goes as a bracketed paste where the line editor asked for
+    /// one; otherwise it is wrapped in `eval '…'`, so the shell reads it whole (heredocs,
+    /// loops and separate lines alike) and it ends with one `D` mark: its output is exactly
+    /// `C..D`, never the in-between prompts and echoes of one command per line.
+    fn typed_form(&self, command: &str, bracketed: bool) -> (String, String) {
+        let command = command.replace("\r\n", "\n");
+        if !command.contains('\n') {
+            return (format!("{command}\r"), command);
+        }
+        if bracketed {
+            return (
+                format!("\x1b[200~{}\x1b[201~\r", command.replace('\n', "\r")),
+                command,
+            );
+        }
+        let wrapped = match self.shape.shell.kind {
+            super::shell::ShellKind::Fish => format!(
+                "eval '{}'",
+                command.replace('\\', "\\\\").replace('\'', "\\'")
+            ),
+            super::shell::ShellKind::Bash
+            | super::shell::ShellKind::Zsh
+            | super::shell::ShellKind::Sh => {
+                format!("eval '{}'", command.replace('\'', "'\\''"))
+            }
+            // Other shells get the lines as typed.
+            _ => command.clone(),
+        };
+        (format!("{}\r", wrapped.replace('\n', "\r")), wrapped)
     }
 
     /// True while the shell is running a command it started after mark `seq0`.
@@ -531,13 +617,14 @@ fn finished_by_marks(s: &super::terminal::State, seq0: u64, ends_expected: u64) 
     }
 }
 
-/// Where the command's output begins: after its `C` mark, else after the echoed line.
+/// Where the command's output begins: after its `C` mark, else after the echoed lines.
 fn output_start(
     s: &super::terminal::State,
     capture: &mut Capture,
     mode: Mode,
     seq0: u64,
     pos0: u64,
+    echo_lines: usize,
 ) -> u64 {
     if mode == Mode::Osc133
         && let Some(c) = s
@@ -546,9 +633,9 @@ fn output_start(
     {
         return c.end;
     }
-    // The echoed command line ends with the first newline (looked for in the first 64 KiB).
+    // The echoed command ends with its last line's newline (looked for in the first 64 KiB).
     let head = capture.range(pos0, pos0 + ECHO_WINDOW);
-    match head.iter().position(|&b| b == b'\n') {
+    match memchr::memchr_iter(b'\n', &head).nth(echo_lines - 1) {
         Some(i) => pos0 + i as u64 + 1,
         None => pos0 + head.len() as u64,
     }

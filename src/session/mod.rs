@@ -21,6 +21,7 @@ pub mod log;
 pub mod mouse;
 pub mod ops;
 pub mod redraw;
+pub mod replies;
 pub mod scan;
 pub mod screen;
 pub mod shell;

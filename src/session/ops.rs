@@ -31,7 +31,7 @@ pub struct OutputRead {
 }
 
 /// A new session is ready once its prompt is drawn: at most this long is waited for it.
-pub const READY_MAX: Duration = Duration::from_secs(5);
+pub const READY_MAX: Duration = Duration::from_secs(10);
 /// Without a prompt's `B` mark, "drawn" means output that has been still this long…
 pub const READY_IDLE: Duration = Duration::from_millis(150);
 /// …or this long for a hooked shell that printed no mark at all.
@@ -39,24 +39,39 @@ pub const READY_IDLE_UNMARKED: Duration = Duration::from_secs(1);
 
 impl Session {
     /// Waits until the shell's first prompt is drawn, the program exits, or [`READY_MAX`].
-    /// "Drawn" is the prompt's `B` mark when the shell has hooks; output followed by
-    /// [`READY_IDLE`] of quiet once any mark came (a prompt framework may drop `B`), or
-    /// without hooks; and with hooks but no mark at all (the user's startup files broke
-    /// them), output followed by [`READY_IDLE_UNMARKED`] of quiet.
+    /// "Drawn" is the prompt's `B` mark when the shell has hooks (printed by the line editor
+    /// once it reads the terminal itself, so nothing typed after it is echoed twice); output
+    /// followed by [`READY_IDLE`] of quiet once the prompt's `A` came (a prompt framework may
+    /// drop `B`), or without hooks; and with hooks but no prompt mark (the user's startup
+    /// files broke them, or are still running after the first `D`), output followed by
+    /// [`READY_IDLE_UNMARKED`] of quiet.
     pub async fn wait_ready(&self, cancel: &CancellationToken) {
-        let deadline = tokio::time::Instant::now() + READY_MAX;
+        self.wait_ready_for(READY_MAX, cancel).await
+    }
+
+    /// True once a hooked shell has drawn a prompt (its `A` or `B` mark): typed input then
+    /// reaches its line editor, not the terminal's cooked echo.
+    pub fn prompt_seen(&self) -> bool {
+        use super::integration::MarkKind;
+        self.state()
+            .marks
+            .iter()
+            .any(|m| matches!(m.kind, MarkKind::PromptStart | MarkKind::CommandStart))
+    }
+
+    /// [`Session::wait_ready`], bounded by `max`.
+    pub async fn wait_ready_for(&self, max: Duration, cancel: &CancellationToken) {
+        let deadline = tokio::time::Instant::now() + max;
         let mut rx = self.subscribe();
         loop {
             rx.borrow_and_update();
             let (prompted, marked, printed, last_output, gone) = {
                 let s = self.state();
-                let prompted = s
-                    .marks
-                    .iter()
-                    .any(|m| m.kind == super::integration::MarkKind::CommandStart);
+                use super::integration::MarkKind;
+                let prompted = s.marks.iter().any(|m| m.kind == MarkKind::CommandStart);
                 (
                     prompted,
-                    s.marks_seen > 0,
+                    s.marks.iter().any(|m| m.kind == MarkKind::PromptStart),
                     s.log.end() > 0,
                     s.last_output,
                     s.exit.is_some() || s.eof,

@@ -81,7 +81,7 @@ fn line_chars(emu: &Emulator, line: Line) -> (Vec<(usize, String)>, bool) {
             continue;
         }
         let mut s = String::new();
-        s.push(if cell.c == '\0' { ' ' } else { cell.c });
+        s.push(visible(cell.c));
         if let Some(extra) = cell.zerowidth() {
             s.extend(extra);
         }
@@ -89,6 +89,15 @@ fn line_chars(emu: &Emulator, line: Line) -> (Vec<(usize, String)>, bool) {
     }
     let wrapped = row[Column(cols - 1)].flags.contains(Flags::WRAPLINE);
     (out, wrapped)
+}
+
+/// What a cell shows: an empty cell and the tab alacritty keeps in the cell a tab jumped
+/// from (for copying) are both blank on screen.
+fn visible(c: char) -> char {
+    match c {
+        '\0' | '\t' => ' ',
+        c => c,
+    }
 }
 
 /// The visible rows as plain text (no marker, not joined, trailing spaces trimmed).
@@ -239,7 +248,7 @@ fn highlights(
                 let cell = &row[Column(c)];
                 let entry = run.get_or_insert((c, String::new()));
                 if !cell.flags.contains(Flags::WIDE_CHAR_SPACER) {
-                    entry.1.push(if cell.c == '\0' { ' ' } else { cell.c });
+                    entry.1.push(visible(cell.c));
                 }
             } else if let Some((start, text)) = run.take() {
                 let row_no = if page == 0 { line as usize + 1 } else { i + 1 };

@@ -20,6 +20,7 @@ use super::echo::EchoMask;
 use super::emulator::{Emulator, Size};
 use super::integration::{self, Mark, MarkKind, Mode, Scanner};
 use super::log::{DEFAULT_CAPACITY, OutputLog};
+use super::replies::{Asker, ReplyContext};
 use super::shell::Shell;
 use super::text::LineHistory;
 use crate::error::{Error, Result};
@@ -95,6 +96,14 @@ pub struct State {
     /// The whole output of the running `terminal_exec`, if one runs.
     pub capture: Option<super::capture::Capture>,
     scanner: Scanner,
+    /// Only signed marks count (the shell runs our hooks).
+    signed: bool,
+    /// Between a command's `C` and its end, by the marks.
+    in_command: bool,
+    /// The shell prints no `C` (dash): a command's output starts after its `B`.
+    prompt_marks_only: bool,
+    /// Command ends seen: `D` and prompt marks (a held query answer is dropped after one).
+    pub ends_seen: u64,
     /// People attached over the session's socket; every output chunk is queued for them.
     pub attached: super::attach::Clients,
 }
@@ -151,12 +160,42 @@ impl State {
         self.marks_seen > 0
     }
 
-    fn record_marks(&mut self, chunk: &[u8], at: u64) {
+    /// Records the marks in `chunk` (at position `at`) and returns where the command phase
+    /// changes in it: (position just after a mark, inside a command from there on).
+    fn record_marks(&mut self, chunk: &[u8], at: u64) -> Vec<(u64, bool)> {
+        let mut cuts = Vec::new();
         let mut found = Vec::new();
         self.scanner.feed(chunk, at, &mut found);
         for mark in found {
-            if let MarkKind::Cwd(dir) = &mark.kind {
-                self.reported_cwd = Some(dir.clone());
+            if self.signed {
+                let trusted = match &mark.kind {
+                    // The hook prints OSC 7 right after its `D` (or before any mark).
+                    MarkKind::Cwd(_) => self
+                        .marks
+                        .back()
+                        .is_none_or(|m| matches!(m.kind, MarkKind::CommandEnd(_))),
+                    _ => mark.signed,
+                };
+                if !trusted {
+                    continue;
+                }
+            }
+            match &mark.kind {
+                MarkKind::Cwd(dir) => self.reported_cwd = Some(dir.clone()),
+                MarkKind::OutputStart => {
+                    self.in_command = true;
+                    cuts.push((mark.end, true));
+                }
+                MarkKind::CommandStart if self.prompt_marks_only => {
+                    self.in_command = true;
+                    self.ends_seen += 1;
+                    cuts.push((mark.end, true));
+                }
+                MarkKind::CommandEnd(_) | MarkKind::PromptStart | MarkKind::CommandStart => {
+                    self.in_command = false;
+                    self.ends_seen += 1;
+                    cuts.push((mark.end, false));
+                }
             }
             self.marks.push_back(mark);
             self.marks_seen += 1;
@@ -164,12 +203,50 @@ impl State {
                 self.marks.pop_front();
             }
         }
+        cuts
+    }
+
+    /// Feeds `chunk` (at `at`) to the emulator, split where the command phase changes, and
+    /// returns its answers to queries, each with whether a command was running where it was
+    /// asked and how many command ends came before it ([`super::replies`]'s rule).
+    fn feed_emulator(
+        &mut self,
+        chunk: &[u8],
+        at: u64,
+        (inside_before, ends_before): (bool, u64),
+        cuts: &[(u64, bool)],
+    ) -> Vec<(Vec<u8>, bool, u64)> {
+        let mut replies = Vec::new();
+        let mut from = 0;
+        let mut inside = inside_before;
+        let mut ended = ends_before;
+        let ends = cuts
+            .iter()
+            .map(|&(pos, after)| ((pos - at) as usize, Some(after)))
+            .chain([(chunk.len(), None)]);
+        for (to, after) in ends {
+            if to > from {
+                let answer = self.emu.feed(&chunk[from..to]);
+                if !answer.is_empty() {
+                    replies.push((answer, inside, ended));
+                }
+                from = to;
+            }
+            if let Some(after) = after {
+                inside = after;
+                ended += u64::from(!after);
+            }
+        }
+        replies
     }
 }
 
 struct WriteJob {
     bytes: Vec<u8>,
     done: Option<oneshot::Sender<std::io::Result<()>>>,
+    /// A command's answer to a query, asked after this many command ends: written only
+    /// if the command reads it ([`ReplyContext::should_write`]).
+    held: Option<u64>,
 }
 
 /// One terminal session.
@@ -186,6 +263,8 @@ pub struct Session {
     input: std::sync::mpsc::Sender<WriteJob>,
     master: Mutex<Box<dyn MasterPty + Send>>,
     master_fd: Option<i32>,
+    /// Set while the reader waits for output (see [`Session::scanned_all`]).
+    reader_idle: Arc<std::sync::atomic::AtomicBool>,
     events: Arc<watch::Sender<u64>>,
     /// Held by a tool call for its whole duration: calls on one session run one at a time.
     pub op: Arc<tokio::sync::Mutex<()>>,
@@ -210,6 +289,7 @@ impl Session {
         let mut integration_env = Vec::new();
         let mut integration_remove = Vec::new();
         let mut hooked = false;
+        let mut scanner = Scanner::default();
         match &shape.command {
             Some(command) => cmd.args(shape.shell.command_args(command)),
             None => match integration::prepare(&shape.shell, shape.login, &shape.env)? {
@@ -217,6 +297,7 @@ impl Session {
                     cmd.args(launch.args);
                     integration_env = launch.env;
                     integration_remove = launch.remove_env;
+                    scanner = Scanner::signed_with(&launch.nonce);
                     hooked = true;
                 }
                 None => cmd.args(shape.shell.interactive_args(shape.login)),
@@ -278,20 +359,43 @@ impl Session {
             marks_seen: 0,
             reported_cwd: None,
             capture: None,
-            scanner: Scanner::default(),
+            scanner,
+            signed: hooked,
+            in_command: false,
+            prompt_marks_only: hooked && shape.shell.kind == super::shell::ShellKind::Sh,
+            ends_seen: 0,
             attached: Default::default(),
         }));
         let (events, _) = watch::channel(0u64);
         let events = Arc::new(events);
         let (input, input_rx) = std::sync::mpsc::channel::<WriteJob>();
 
-        spawn_thread(&id, "writer", move || writer_loop(writer, input_rx))?;
+        let reader_idle = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let replies_idle = reader_idle.clone();
+        let mut replies = ReplyContext::new(
+            master_fd,
+            pid,
+            hooked,
+            super::replies::counter(&state, |s: &State| s.ends_seen),
+            reader_idle.clone(),
+        );
+        spawn_thread(&id, "writer", move || {
+            writer_loop(writer, input_rx, &mut replies)
+        })?;
         {
             let state = state.clone();
             let events = events.clone();
             let input = input.clone();
+            // A command session's program is the one asker: its answers go out at once.
+            let shell = (shape.command.is_none() && pid > 0).then_some(pid);
             spawn_thread(&id, "reader", move || {
-                reader_loop(reader, master_fd, state, events, input, now)
+                let ctx = ReaderContext {
+                    master_fd,
+                    shell,
+                    idle: reader_idle,
+                    started: now,
+                };
+                reader_loop(reader, &ctx, state, events, input)
             })?;
         }
         {
@@ -329,6 +433,7 @@ impl Session {
             input,
             master: Mutex::new(pair.master),
             master_fd,
+            reader_idle: replies_idle,
             events,
             op: Arc::new(tokio::sync::Mutex::new(())),
             last_used: Mutex::new(now),
@@ -365,6 +470,14 @@ impl Session {
     /// The terminal's foreground process group (Unix), if known.
     pub fn foreground_group(&self) -> Option<i32> {
         self.master_fd.and_then(platform::foreground_group)
+    }
+
+    /// True when every byte the programs wrote so far has been scanned (marks counted): the
+    /// reader waits for more and nothing is pending. Asked before trusting that a shell
+    /// blocked reading is still inside a command, since its `D` may be in flight.
+    pub fn scanned_all(&self) -> bool {
+        self.reader_idle.load(std::sync::atomic::Ordering::SeqCst)
+            && !self.master_fd.is_some_and(platform::readable_now)
     }
 
     /// What `terminal_list` shows, read with one short lock.
@@ -439,6 +552,7 @@ impl Session {
             .send(WriteJob {
                 bytes,
                 done: Some(done),
+                held: None,
             })
             .map_err(|_| {
                 Error::Other("The session's terminal is closed; start a new session.".into())
@@ -458,7 +572,11 @@ impl Session {
     /// Queues bytes for the program without waiting (input from an attached person).
     pub(super) fn send_input(&self, bytes: Vec<u8>) {
         self.touch();
-        let _ = self.input.send(WriteJob { bytes, done: None });
+        let _ = self.input.send(WriteJob {
+            bytes,
+            done: None,
+            held: None,
+        });
     }
 
     /// Changes the terminal size.
@@ -539,17 +657,35 @@ fn spawn_thread(id: &str, role: &str, f: impl FnOnce() + Send + 'static) -> Resu
         .map_err(|e| Error::Other(format!("Could not start a thread for the session ({e}).")))
 }
 
+/// What the reader knows besides the state it feeds.
+struct ReaderContext {
+    master_fd: Option<i32>,
+    /// The shell's pid, when the session runs a shell (its answers follow the reply rule).
+    shell: Option<i32>,
+    /// Set while waiting for output: everything before has been scanned.
+    idle: Arc<std::sync::atomic::AtomicBool>,
+    started: Instant,
+}
+
 fn reader_loop(
     mut reader: Box<dyn Read + Send>,
-    master_fd: Option<i32>,
+    ctx: &ReaderContext,
     state: Arc<Mutex<State>>,
     events: Arc<watch::Sender<u64>>,
     input: std::sync::mpsc::Sender<WriteJob>,
-    started: Instant,
 ) {
+    use std::sync::atomic::Ordering;
+    let (master_fd, shell, started) = (ctx.master_fd, ctx.shell, ctx.started);
     let mut buf = vec![0u8; READ_CHUNK];
     let mut unannounced = 0;
     loop {
+        // Idle only while waiting: bytes leave the terminal after the flag is down, so "idle
+        // and nothing readable" means every byte written so far has been scanned.
+        if let Some(fd) = master_fd {
+            ctx.idle.store(true, Ordering::SeqCst);
+            platform::wait_readable(&[fd]);
+            ctx.idle.store(false, Ordering::SeqCst);
+        }
         let n = match reader.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
@@ -561,18 +697,28 @@ fn reader_loop(
             s.log.push(chunk, started.elapsed());
             s.history.feed(chunk);
             s.echo.observe(chunk, start);
-            s.record_marks(chunk, start);
+            let before = (s.in_command, s.ends_seen);
+            let cuts = s.record_marks(chunk, start);
             if let Some(capture) = &mut s.capture {
                 capture.push(chunk);
             }
             s.last_output = Instant::now();
             s.attached.broadcast(chunk);
-            s.emu.feed(chunk)
+            s.feed_emulator(chunk, start, before, &cuts)
         };
-        if !replies.is_empty() {
+        for (bytes, inside, ends_at) in replies {
+            let asker = match shell {
+                Some(pid)
+                    if inside || master_fd.and_then(platform::foreground_group) != Some(pid) =>
+                {
+                    Asker::Command
+                }
+                _ => Asker::Shell,
+            };
             let _ = input.send(WriteJob {
-                bytes: replies,
+                bytes,
                 done: None,
+                held: (asker == Asker::Command).then_some(ends_at),
             });
         }
         unannounced += n;
@@ -590,8 +736,17 @@ fn reader_loop(
     events.send_modify(|n| *n += 1);
 }
 
-fn writer_loop(mut writer: Box<dyn Write + Send>, jobs: std::sync::mpsc::Receiver<WriteJob>) {
+fn writer_loop(
+    mut writer: Box<dyn Write + Send>,
+    jobs: std::sync::mpsc::Receiver<WriteJob>,
+    replies: &mut ReplyContext,
+) {
     while let Ok(job) = jobs.recv() {
+        if let Some(ends_at) = job.held
+            && !replies.should_write(ends_at)
+        {
+            continue;
+        }
         let result = writer.write_all(&job.bytes).and_then(|_| writer.flush());
         if let Some(done) = job.done {
             let _ = done.send(result);

@@ -1,5 +1,9 @@
 //! Transcripts written when a session stops: plain text, or asciicast v2 (`.cast`) that
 //! `asciinema play` replays.
+//!
+//! The path is checked before the session is stopped ([`check_path`]); the file is created
+//! exclusively and never through a symlink ([`save`]). A write that fails after the stop
+//! leaves the text in a spill file, and the caller says so.
 
 use std::io::Write;
 use std::path::Path;
@@ -15,52 +19,81 @@ pub fn is_cast(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("cast"))
 }
 
-/// Writes the session's kept output to `path`; returns the bytes written.
-pub fn write(session: &Session, path: &Path) -> Result<u64> {
+/// Checks, before anything is stopped, that `path` can take a transcript: absolute, in an
+/// existing folder (none is created), and new — or, with `overwrite`, an existing regular
+/// file. A symlink is refused either way.
+pub fn check_path(path: &Path, overwrite: bool) -> Result<()> {
     if !path.is_absolute() {
         return Err(Error::InvalidInput(format!(
-            "transcriptPath `{}` is relative; pass an absolute path.",
+            "transcriptPath `{}` is relative; pass an absolute path; nothing was stopped.",
             path.display()
         )));
     }
-    if path.is_dir() {
+    let parent = path.parent().unwrap_or(Path::new("/"));
+    if !parent.is_dir() {
         return Err(Error::InvalidInput(format!(
-            "transcriptPath `{}` is a folder; pass a file path.",
-            path.display()
+            "transcriptPath `{}` is in `{}`, which is not an existing folder; create it first (folders are not created for you); nothing was stopped.",
+            path.display(),
+            parent.display()
         )));
     }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| {
-            Error::io(
-                format!("Could not create {}", parent.display()),
-                "pass a writable path",
-                e,
-            )
-        })?;
+    match std::fs::symlink_metadata(path) {
+        Err(_) => Ok(()),
+        Ok(m) if m.file_type().is_symlink() => Err(Error::InvalidInput(format!(
+            "transcriptPath `{}` is a symlink, which is never written through; pass another path; nothing was stopped.",
+            path.display()
+        ))),
+        Ok(m) if m.is_dir() => Err(Error::InvalidInput(format!(
+            "transcriptPath `{}` is a folder; pass a file path; nothing was stopped.",
+            path.display()
+        ))),
+        Ok(m) if !m.is_file() => Err(Error::InvalidInput(format!(
+            "transcriptPath `{}` exists and is not a regular file; pass another path; nothing was stopped.",
+            path.display()
+        ))),
+        Ok(_) if !overwrite => Err(Error::InvalidInput(format!(
+            "transcriptPath `{}` already exists; pass overwrite true to replace it, or another path; nothing was stopped.",
+            path.display()
+        ))),
+        Ok(_) => Ok(()),
     }
-    let body = if is_cast(path) {
+}
+
+/// The session's kept output as a transcript for `path` (asciicast for `.cast`, else text).
+pub fn render(session: &Session, path: &Path) -> Vec<u8> {
+    if is_cast(path) {
         asciicast(session)
     } else {
         let (_, bytes) = session.state().log.since(0);
         let mut text = text::render(&bytes).join("\n");
         text.push('\n');
         text.into_bytes()
-    };
-    let mut file = std::fs::File::create(path).map_err(|e| {
-        Error::io(
-            format!("Could not write {}", path.display()),
-            "pass a writable path",
-            e,
-        )
-    })?;
-    file.write_all(&body).map_err(|e| {
-        Error::io(
-            format!("Could not write {}", path.display()),
-            "check the disk",
-            e,
-        )
-    })?;
-    Ok(body.len() as u64)
+    }
+}
+
+/// Writes `body` to `path`: created exclusively (`O_EXCL|O_NOFOLLOW`), or with `overwrite`
+/// an existing regular file truncated (`O_NOFOLLOW`: a symlink is still refused).
+pub fn save(path: &Path, body: &[u8], overwrite: bool) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if overwrite {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let mut file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("it is not a regular file"));
+    }
+    file.write_all(body)?;
+    file.sync_all()
 }
 
 /// asciicast v2: a header line, then one `[seconds, "o", text]` event per output chunk.

@@ -3,13 +3,18 @@
 
 use std::time::Duration;
 
-/// True when `program` is on PATH (tests that need it skip with a message otherwise).
+/// True when `program` is on PATH (tests that need it skip with a message otherwise). In CI
+/// (`CI` set) a missing program fails the test instead: a green run means every test ran.
 pub fn has(program: &str) -> bool {
-    std::process::Command::new("sh")
+    let found = std::process::Command::new("sh")
         .args(["-c", &format!("command -v {program}")])
         .output()
         .map(|o| o.status.success())
-        .unwrap_or(false)
+        .unwrap_or(false);
+    if !found && std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
+        panic!("`{program}` is not installed, and CI runs every test: install it in .ci/run");
+    }
+    found
 }
 
 /// Pids of every descendant of `root`.

@@ -100,7 +100,7 @@ fn shape(o: ExecOutcome) -> ExecResult {
     } else if o.waiting_for_input.is_some() {
         Some("The command is waiting for input: answer with terminal_write (e.g. data \"y\\r\"), then terminal_wait until:exit.".to_string())
     } else if o.cancelled {
-        Some("The wait was cancelled; the command may still be running.".to_string())
+        Some("The exec was cancelled: the command was interrupted (Ctrl+C, then its process group killed if it ignored that) and the prompt is back.".to_string())
     } else if o.mode == Mode::ProcessGroup {
         Some("This shell has no integration, so the exit status is unknown; run `echo $?` to see it.".to_string())
     } else {

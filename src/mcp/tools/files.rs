@@ -67,6 +67,9 @@ pub struct WriteParams {
     pub append: bool,
     #[serde(default = "yes")]
     pub create_dirs: bool,
+    /// Replace a file that has other hard links (they keep the old contents).
+    #[serde(default)]
+    pub break_links: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -89,8 +92,12 @@ async fn write_file(ctx: ToolCtx, p: WriteParams) -> Result<WriteResult, ToolErr
     };
     let target = path::resolve(&p.path, base.as_deref())?;
     let bytes = encoding::decode(&p.content, p.encoding)?;
-    let (append, create_dirs) = (p.append, p.create_dirs);
-    let w = blocking(move || write::write(&target, &bytes, append, create_dirs)).await?;
+    let opts = write::WriteOptions {
+        append: p.append,
+        create_dirs: p.create_dirs,
+        break_links: p.break_links,
+    };
+    let w = blocking(move || write::write(&target, &bytes, opts)).await?;
     Ok(WriteResult {
         success: true,
         path: w.path.display().to_string(),
@@ -112,6 +119,9 @@ pub struct EditParams {
     pub new_text: String,
     #[serde(default)]
     pub replace_all: bool,
+    /// Replace a file that has other hard links (they keep the old contents).
+    #[serde(default, alias = "breakLinks")]
+    pub break_links: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -122,7 +132,16 @@ pub struct EditResult {
 
 async fn edit_file(_ctx: ToolCtx, p: EditParams) -> Result<EditResult, ToolError> {
     let target = path::resolve(&p.path, None)?;
-    let e = blocking(move || edit::edit(&target, &p.old_text, &p.new_text, p.replace_all)).await?;
+    let e = blocking(move || {
+        edit::edit(
+            &target,
+            &p.old_text,
+            &p.new_text,
+            p.replace_all,
+            p.break_links,
+        )
+    })
+    .await?;
     Ok(EditResult {
         path: e.path.display().to_string(),
         replacements: e.replacements,

@@ -137,6 +137,8 @@ pub struct StdoutOut {
     pub total_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<String>,
+    #[serde(flatten)]
+    pub spill: SpillOut,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -149,6 +151,8 @@ pub struct StderrOut {
     pub total_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<String>,
+    #[serde(flatten)]
+    pub spill: SpillOut,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -216,6 +220,32 @@ fn shown_dir(dir: &Option<PathBuf>) -> PathBuf {
         .unwrap_or_default()
 }
 
+/// How complete a stream's spill file is: said only when it is not the whole stream.
+#[derive(Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SpillOut {
+    /// The spill file reached its cap and the rest of the stream was dropped.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub spill_truncated: bool,
+    /// Bytes in fullOutputPath, when fewer than totalBytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spill_bytes: Option<u64>,
+    /// Why fullOutputPath is short or missing (e.g. disk full).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spill_error: Option<String>,
+}
+
+impl From<&Captured> for SpillOut {
+    fn from(s: &Captured) -> Self {
+        let short = s.spill_truncated || s.spill_error.is_some();
+        SpillOut {
+            spill_truncated: s.spill_truncated,
+            spill_bytes: (short && s.full_output_path.is_some()).then_some(s.spill_bytes),
+            spill_error: s.spill_error.clone(),
+        }
+    }
+}
+
 /// The text of a whole stream for a parser or summary, when it is not too big.
 fn whole_text(stream: &Captured) -> Option<String> {
     (stream.total_bytes <= MAX_PARSE_BYTES).then(|| stream.full_text())
@@ -233,6 +263,7 @@ fn stderr_out(s: &Captured) -> StderrOut {
         truncated: s.truncated,
         total_bytes: s.truncated.then_some(s.total_bytes),
         full_output_path: s.full_output_path.as_ref().map(|p| p.display().to_string()),
+        spill: SpillOut::from(s),
     }
 }
 
@@ -244,6 +275,7 @@ fn stdout_out(s: &Captured, raw: Option<String>) -> StdoutOut {
         truncated: s.truncated,
         total_bytes: s.truncated.then_some(s.total_bytes),
         full_output_path: s.full_output_path.as_ref().map(|p| p.display().to_string()),
+        spill: SpillOut::from(s),
     }
 }
 
@@ -409,6 +441,8 @@ pub struct StreamOut {
     pub total_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<String>,
+    #[serde(flatten)]
+    pub spill: SpillOut,
 }
 
 impl From<&Captured> for StreamOut {
@@ -418,6 +452,7 @@ impl From<&Captured> for StreamOut {
             truncated: s.truncated,
             total_bytes: s.truncated.then_some(s.total_bytes),
             full_output_path: s.full_output_path.as_ref().map(|p| p.display().to_string()),
+            spill: SpillOut::from(s),
         }
     }
 }

@@ -193,6 +193,9 @@ pub struct StopParams {
     #[schemars(range(min = 0, max = 10000))]
     pub snapshot_lines: usize,
     pub transcript_path: Option<PathBuf>,
+    /// Replace an existing transcript file (a symlink is refused even so).
+    #[serde(default)]
+    pub overwrite: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -222,13 +225,8 @@ pub struct StopResult {
 }
 
 async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
-    if let Some(path) = &p.transcript_path
-        && (!path.is_absolute() || path.is_dir())
-    {
-        return Err(ToolError::new(format!(
-            "transcriptPath `{}` must be an absolute path to a file; nothing was stopped.",
-            path.display()
-        )));
+    if let Some(path) = &p.transcript_path {
+        transcript::check_path(path, p.overwrite)?;
     }
     let session = match ctx.core.sessions.stop(&p.session_id).await? {
         Stopped::Live(session) => session,
@@ -252,9 +250,23 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
             text: lines.join("\n"),
         }
     });
+    let how = session
+        .exit()
+        .map(|e| describe_exit(&e))
+        .unwrap_or_else(|| "ended".into());
     let transcript = match &p.transcript_path {
         Some(path) => {
-            let bytes = transcript::write(&session, path)?;
+            let body = transcript::render(&session, path);
+            if let Err(e) = transcript::save(path, &body, p.overwrite) {
+                return Err(ToolError::new(transcript_failed(
+                    &session.id,
+                    &how,
+                    path,
+                    &body,
+                    &e,
+                )));
+            }
+            let bytes = body.len() as u64;
             Some(Transcript {
                 path: path.display().to_string(),
                 bytes,
@@ -268,10 +280,6 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
         }
         None => None,
     };
-    let how = session
-        .exit()
-        .map(|e| describe_exit(&e))
-        .unwrap_or_else(|| "ended".into());
     Ok(StopResult {
         success: true,
         message: format!(
@@ -281,6 +289,31 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
         snapshot,
         transcript,
     })
+}
+
+/// The error of a transcript that could not be written after the session was stopped: it
+/// says the session is gone, and where the text went instead (a spill file).
+fn transcript_failed(
+    id: &str,
+    how: &str,
+    path: &std::path::Path,
+    body: &[u8],
+    e: &std::io::Error,
+) -> String {
+    let kept = termpilot::exec::spill::create("transcript").and_then(|(mut file, kept)| {
+        use std::io::Write;
+        file.write_all(body)
+            .map(|_| kept)
+            .map_err(|e| termpilot::Error::io("Could not keep the transcript", "check the disk", e))
+    });
+    let instead = match kept {
+        Ok(kept) => format!("the transcript was kept in {} instead", kept.display()),
+        Err(e2) => format!("it could not be kept elsewhere either ({e2})"),
+    };
+    format!(
+        "Session {id} was stopped ({how}; its processes are gone), but its transcript could not be written to {} ({e}); {instead}.",
+        path.display()
+    )
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

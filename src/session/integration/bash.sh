@@ -13,15 +13,18 @@ fi
 unset __TP_LOGIN
 if [ -n "${__TP_PS1-}" ]; then PS1="$__TP_PS1"; fi
 unset __TP_PS1
+# The nonce that signs our marks stays in this shell: programs it starts never see it.
+__tp_nonce="${__TP_NONCE-}"
+unset __TP_NONCE
 
 __tp_prompt() {
     local ec=$?
-    printf '\033]133;D;%s\007\033]7;file://%s%s\007' "$ec" "${HOSTNAME:-localhost}" "${PWD//%/%25}"
+    printf '\033]133;D;%s;tp=%s\007\033]7;file://%s%s\007' "$ec" "$__tp_nonce" "${HOSTNAME:-localhost}" "${PWD//%/%25}"
     return $ec
 }
 case ";${PROMPT_COMMAND-};" in
     *";__tp_prompt;"*) ;;
     *) PROMPT_COMMAND="__tp_prompt${PROMPT_COMMAND:+;$PROMPT_COMMAND}" ;;
 esac
-PS1='\[\033]133;A\007\]'"${PS1-}"'\[\033]133;B\007\]'
-PS0="${PS0-}"$'\033]133;C\007'
+PS1='\[\033]133;A;tp='"$__tp_nonce"'\007\]'"${PS1-}"'\[\033]133;B;tp='"$__tp_nonce"'\007\]'
+PS0="${PS0-}"$'\033]133;C;tp='"$__tp_nonce"$'\007'

@@ -15,6 +15,13 @@
 //!
 //! Other shells get nothing and are followed through the foreground process group instead.
 //! [`Scanner`] finds the marks in the byte stream.
+//!
+//! Every OSC 133 mark our hooks print is signed with a nonce made for the session
+//! (`tp=<nonce>`), handed to the shell in `__TP_NONCE` and unset there at once, so the
+//! programs it runs do not inherit it. A hooked session honours only signed marks: a program
+//! that prints `133;D` (or `cat`s a log full of marks) cannot end a command early. OSC 7
+//! (the cwd) carries no signature; it is honoured only where the hook prints it, right after
+//! a signed `D` or before the first mark.
 
 mod scanner;
 
@@ -61,6 +68,21 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     /// Variables the shell must not inherit.
     pub remove_env: Vec<String>,
+    /// The nonce that signs this session's marks.
+    pub nonce: String,
+}
+
+/// A fresh nonce: 64 bits from the OS's randomness (std's hasher keys), as hex.
+pub fn new_nonce() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    format!("{:016x}", h.finish())
 }
 
 /// Prepares `shell` for integration; `None` when this shell gets none. `env` is the session's
@@ -70,7 +92,11 @@ pub fn prepare(shell: &Shell, login: bool, env: &[(String, String)]) -> Result<O
     let asked = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
     let ps1 = asked("PS1");
     let ps1 = ps1.as_deref();
-    let mut launch = Launch::default();
+    let mut launch = Launch {
+        nonce: new_nonce(),
+        ..Launch::default()
+    };
+    launch.env.push(("__TP_NONCE".into(), launch.nonce.clone()));
     if let Some(ps1) = ps1 {
         launch.env.push(("__TP_PS1".into(), ps1.into()));
     }
@@ -173,26 +199,60 @@ fn write(name: &str, body: &str) -> Result<std::path::PathBuf> {
     write_in(&dir, name, body)
 }
 
-/// Writes a script once (atomically, so concurrent servers never see half a file).
+/// Writes a script into the checked private folder `dir`: a new file created exclusively
+/// (`O_EXCL`, `O_NOFOLLOW`, 0600) under a random name, then renamed over `name`, so no one
+/// can slip a file or a symlink in its place and concurrent servers never see half a file.
+/// An existing script is reused only when it is a regular file of ours with the same text.
 fn write_in(dir: &Path, name: &str, body: &str) -> Result<std::path::PathBuf> {
     let path = dir.join(name);
-    if std::fs::read_to_string(&path).ok().as_deref() == Some(body) {
+    if read_own(&path).as_deref() == Some(body) {
         return Ok(path);
     }
-    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
-    std::fs::write(&tmp, body)
-        .and_then(|_| std::fs::rename(&tmp, &path))
-        .map_err(|e| {
-            crate::error::Error::io(
-                format!(
-                    "Could not write the shell integration script {}",
-                    path.display()
-                ),
-                "check that the temp directory is writable",
-                e,
-            )
-        })?;
+    let failed = |e: std::io::Error| {
+        crate::error::Error::io(
+            format!(
+                "Could not write the shell integration script {}",
+                path.display()
+            ),
+            "check that the temp directory is writable",
+            e,
+        )
+    };
+    let tmp = dir.join(format!(
+        ".{name}.{}.{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    let written = options.open(&tmp).and_then(|mut f| {
+        use std::io::Write;
+        f.write_all(body.as_bytes())?;
+        f.sync_all()
+    });
+    if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, &path)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(failed(e));
+    }
     Ok(path)
+}
+
+/// The text of `path` when it is a regular file (not followed if a symlink) owned by us.
+fn read_own(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    if std::os::unix::fs::MetadataExt::uid(&meta) != crate::platform::uid() {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
 }
 
 fn path_arg(path: &Path) -> String {

@@ -1,5 +1,10 @@
 //! Finds OSC 133 and OSC 7 marks in the output stream, across chunk boundaries, and says
 //! at which absolute output position each one sits.
+//!
+//! Our hooks sign every OSC 133 mark with the session's nonce (`133;A;tp=<nonce>`,
+//! `133;D;<status>;tp=<nonce>`): a mark carries [`Mark::signed`] only when it holds that
+//! nonce, so a program (or a `cat` of a log) that prints marks of its own is told apart from
+//! the shell's hook.
 
 /// What a mark says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +27,9 @@ pub struct Mark {
     pub kind: MarkKind,
     pub start: u64,
     pub end: u64,
+    /// The mark carries this session's nonce: the shell's hook printed it. (OSC 7 carries
+    /// none; the session trusts it by where it stands.)
+    pub signed: bool,
 }
 
 /// Longest OSC payload looked at; longer strings are not marks.
@@ -42,9 +50,19 @@ pub struct Scanner {
     state: State,
     payload: Vec<u8>,
     start: u64,
+    /// `tp=<nonce>`: the parameter that signs the hook's marks.
+    signature: Option<String>,
 }
 
 impl Scanner {
+    /// A scanner that recognises marks signed with `nonce`.
+    pub fn signed_with(nonce: &str) -> Scanner {
+        Scanner {
+            signature: Some(format!("tp={nonce}")),
+            ..Scanner::default()
+        }
+    }
+
     /// Scans a chunk that begins at absolute position `at`.
     pub fn feed(&mut self, bytes: &[u8], at: u64, marks: &mut Vec<Mark>) {
         let mut i = 0;
@@ -101,14 +119,22 @@ impl Scanner {
     fn finish(&mut self, end: u64, marks: &mut Vec<Mark>) {
         self.state = State::Ground;
         let payload = String::from_utf8_lossy(&self.payload);
+        let mut signed = false;
         let kind = if let Some(rest) = payload.strip_prefix("133;") {
+            signed = self
+                .signature
+                .as_deref()
+                .is_some_and(|sig| rest.split(';').skip(1).any(|p| p == sig));
             let mut parts = rest.split(';');
             match parts.next() {
                 Some("A") => Some(MarkKind::PromptStart),
                 Some("B") => Some(MarkKind::CommandStart),
                 Some("C") => Some(MarkKind::OutputStart),
                 Some("D") => Some(MarkKind::CommandEnd(
-                    parts.next().and_then(|s| s.trim().parse().ok()),
+                    parts
+                        .next()
+                        .filter(|s| !s.starts_with("tp="))
+                        .and_then(|s| s.trim().parse().ok()),
                 )),
                 _ => None,
             }
@@ -123,6 +149,7 @@ impl Scanner {
                 kind,
                 start: self.start,
                 end,
+                signed,
             });
         }
     }
@@ -173,7 +200,8 @@ mod tests {
             Mark {
                 kind: MarkKind::OutputStart,
                 start: 0,
-                end: 8
+                end: 8,
+                signed: false,
             }
         );
         assert_eq!(m[1].kind, MarkKind::CommandEnd(Some(42)));
@@ -189,9 +217,34 @@ mod tests {
             vec![Mark {
                 kind: MarkKind::CommandEnd(Some(1)),
                 start: 1,
-                end: 11
+                end: 11,
+                signed: false,
             }]
         );
+    }
+
+    #[test]
+    fn only_marks_with_the_nonce_are_signed() {
+        let mut s = Scanner::signed_with("abc");
+        let mut m = Vec::new();
+        s.feed(
+            b"\x1b]133;D;3;tp=abc\x07\x1b]133;D;0\x07\x1b]133;A;tp=abd\x07\x1b]133;B;tp=abc\x07",
+            0,
+            &mut m,
+        );
+        let got: Vec<_> = m.iter().map(|m| (m.kind.clone(), m.signed)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (MarkKind::CommandEnd(Some(3)), true),
+                (MarkKind::CommandEnd(Some(0)), false),
+                (MarkKind::PromptStart, false),
+                (MarkKind::CommandStart, true),
+            ]
+        );
+        let mut m = Vec::new();
+        Scanner::signed_with("abc").feed(b"\x1b]133;D;tp=abc\x07", 0, &mut m);
+        assert_eq!(m[0].kind, MarkKind::CommandEnd(None));
     }
 
     #[test]

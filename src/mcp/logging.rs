@@ -1,0 +1,98 @@
+//! What the server logs: shapes, never bodies — unless a body log is asked for by name.
+//!
+//! Tool arguments and results carry secrets (environment values, file contents, typed text,
+//! command output). At every level the server logs only their shape: the tool, argument and
+//! result sizes, whether it failed, how long it took. rmcp's own logs (which print whole
+//! messages at `debug`) are held at `error`. Full bodies are logged only under the target
+//! [`WIRE`], and only when `TERMPILOT_LOG` names it (`TERMPILOT_LOG=termpilot::wire=trace`):
+//! every line in and out, verbatim; naming it also leaves rmcp's logs to the filter given.
+
+use std::time::Duration;
+
+/// The log target of whole protocol messages.
+pub const WIRE: &str = "termpilot::wire";
+
+/// The `EnvFilter` directives for the user's `TERMPILOT_LOG` (default `warn`): bodies stay
+/// out unless the spec names [`WIRE`].
+pub fn filter(spec: Option<&str>) -> String {
+    let spec = spec
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .unwrap_or("warn");
+    if spec.contains(WIRE) {
+        return spec.to_string();
+    }
+    let mut directives: Vec<&str> = spec
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty() && !d.starts_with("rmcp"))
+        .collect();
+    directives.push("rmcp=error");
+    directives.push("termpilot::wire=off");
+    directives.join(",")
+}
+
+/// Logs one protocol line, whole, under [`WIRE`] (off unless named).
+pub fn wire(direction: &'static str, line: &[u8]) {
+    tracing::trace!(
+        target: WIRE,
+        direction,
+        body = %String::from_utf8_lossy(line).trim_end()
+    );
+}
+
+/// Logs the shape of one tool call at `debug`: never its arguments or result.
+pub fn tool_call(
+    tool: &str,
+    args: &serde_json::Map<String, serde_json::Value>,
+    result: &rmcp::model::CallToolResult,
+    took: Duration,
+) {
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
+    tracing::debug!(
+        tool,
+        arg_keys = args.len(),
+        arg_bytes = json_len(args),
+        result_bytes = json_len(result),
+        is_error = result.is_error.unwrap_or(false),
+        ms = took.as_millis() as u64,
+        "tool call"
+    );
+}
+
+/// The length of a value's JSON, counted without keeping it.
+fn json_len<T: serde::Serialize>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_stay_out_unless_the_wire_is_named() {
+        assert_eq!(filter(None), "warn,rmcp=error,termpilot::wire=off");
+        assert_eq!(
+            filter(Some("debug,rmcp=trace")),
+            "debug,rmcp=error,termpilot::wire=off"
+        );
+        assert_eq!(
+            filter(Some("info,termpilot::wire=trace")),
+            "info,termpilot::wire=trace"
+        );
+    }
+}
