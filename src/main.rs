@@ -27,6 +27,12 @@ fn main() -> std::process::ExitCode {
         Some(Command::SkillsDir) => match skills::install() {
             Ok(dir) => {
                 println!("{}", dir.display());
+                let skill = dir.join("termpilot");
+                eprintln!(
+                    "termpilot: the Agent Skill is {}; copy its folder into your client's skills folder, e.g. cp -r {} ~/.claude/skills/",
+                    skill.join("SKILL.md").display(),
+                    skill.display()
+                );
                 std::process::ExitCode::SUCCESS
             }
             Err(e) => {
@@ -45,6 +51,13 @@ fn main() -> std::process::ExitCode {
         }
         Some(Command::Serve) | None => {
             let config = cli.serve.into_config();
+            // A shell that is not there is refused now, not replaced by the default later.
+            if let Some(shell) = config.shell.as_deref()
+                && let Err(e) = termpilot::session::shell::resolve(Some(shell), None)
+            {
+                eprintln!("termpilot: --shell / TERMPILOT_SHELL: {e}");
+                return std::process::ExitCode::from(2);
+            }
             match serve(config, cli.http) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
                 Err(e) => {
@@ -81,7 +94,7 @@ fn serve(config: termpilot::Config, http: cli::HttpArgs) -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    runtime.block_on(async move {
+    let outcome = runtime.block_on(async move {
         let core = Core::new(config);
         let server = mcp::server::Server::new(core.clone(), Arc::new(registry));
         let options = |addr: String| mcp::http::Options {
@@ -110,8 +123,23 @@ fn serve(config: termpilot::Config, http: cli::HttpArgs) -> anyhow::Result<()> {
         }
         core.shutdown().await;
         Ok(())
-    })
+    });
+    // The stdin reader is a blocking thread that returns only when stdin has data or closes:
+    // after a signal, leave it behind instead of waiting for the client.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    outcome
 }
+
+/// Started in a terminal, says on stderr what this is (once the signals are handled).
+fn tell_a_person() {
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!("{TTY_NOTICE}");
+    }
+}
+
+/// Said on stderr when a person starts the server in a terminal.
+const TTY_NOTICE: &str = "termpilot speaks the Model Context Protocol on stdin/stdout, for an MCP client to run: \
+register it with e.g. `claude mcp add termpilot -- termpilot` (README: other clients); Ctrl+C ends it.";
 
 /// Resolves when the process is asked to stop.
 async fn shutdown_signal() -> &'static str {
@@ -125,6 +153,7 @@ async fn shutdown_signal() -> &'static str {
         ) else {
             return std::future::pending().await;
         };
+        tell_a_person();
         tokio::select! {
             _ = term.recv() => "SIGTERM",
             _ = hup.recv() => "SIGHUP",
@@ -133,7 +162,9 @@ async fn shutdown_signal() -> &'static str {
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        let ctrl_c = tokio::signal::ctrl_c();
+        tell_a_person();
+        let _ = ctrl_c.await;
         "Ctrl+C"
     }
 }

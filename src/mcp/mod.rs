@@ -8,13 +8,15 @@
 //! - [`reply`] shapes results (`structuredContent` + the same JSON as text) and errors.
 //! - [`tools`] holds the native handlers, one small file per group of tools.
 //! - [`http`] serves MCP over Streamable HTTP (and the web page) with a bearer token.
-//! - [`stdio`] frames the stdio transport and answers malformed lines.
+//! - [`stdio`] frames the stdio transport; [`frame`] judges each line so every request is
+//!   answered.
 //! - [`logging`]: shapes of calls at every level; whole messages only under `termpilot::wire`.
 //! - [`resources`] serves sessions, jobs and skills as MCP resources (one provider each).
 //!
 //! Nothing here owns state: the [`termpilot::Core`] handle does.
 
 pub mod args;
+pub mod frame;
 pub mod logging;
 pub mod http;
 pub mod progress;

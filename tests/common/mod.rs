@@ -212,6 +212,13 @@ impl RawClient {
         self.stdin.flush().await.unwrap();
     }
 
+    /// Writes `bytes` and a newline, as they are (for lines that are not UTF-8).
+    pub async fn send_bytes(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
     /// The next line the server writes, as JSON.
     pub async fn recv(&mut self) -> Value {
         let mut line = String::new();

@@ -255,6 +255,12 @@ pub struct WatchResult {
 async fn watch(ctx: ToolCtx, p: WatchParams) -> Result<WatchResult, ToolError> {
     let mut triggers = Vec::with_capacity(p.triggers.len());
     for (i, t) in p.triggers.iter().enumerate() {
+        if let Some(first) = p.triggers[..i].iter().position(|o| o.id == t.id) {
+            return Err(ToolError::new(format!(
+                "Invalid argument `triggers[{i}].id` for terminal_watch: `{}` is already the id of triggers[{first}]; give each trigger its own id.",
+                t.id
+            )));
+        }
         let source = if t.is_regex {
             t.pattern.clone()
         } else {

@@ -1,0 +1,53 @@
+//! The command line a newcomer meets: a bad shell refused at start, `skills-dir` saying what
+//! it wrote.
+
+mod common;
+
+#[tokio::test]
+async fn a_missing_shell_is_an_error_at_start() {
+    let state = tempfile::tempdir().unwrap();
+    for (flag, env) in [(Some("no-such-shell-xyz"), None), (None, Some("/nope/zsh"))] {
+        let mut cmd = common::command(state.path(), &[]);
+        if let Some(shell) = flag {
+            cmd.args(["--shell", shell]);
+        }
+        if let Some(shell) = env {
+            cmd.env("TERMPILOT_SHELL", shell);
+        }
+        let out = tokio::time::timeout(
+            common::TEST_TIMEOUT,
+            cmd.stdin(std::process::Stdio::piped()).output(),
+        )
+        .await
+        .expect("exits at once")
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let name = flag.or(env).unwrap();
+        assert!(
+            stderr.contains(name) && stderr.contains("TERMPILOT_SHELL"),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn skills_dir_says_what_it_wrote() {
+    let data = tempfile::tempdir().unwrap();
+    let out = tokio::process::Command::new(common::BIN)
+        .arg("skills-dir")
+        .env("XDG_DATA_HOME", data.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success());
+    let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let skill = std::path::Path::new(&dir).join("termpilot/SKILL.md");
+    assert!(skill.is_file(), "{dir}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(skill.to_str().unwrap()) && stderr.contains("skills"),
+        "{stderr}"
+    );
+}
