@@ -17,8 +17,8 @@
 
 pub mod args;
 pub mod frame;
-pub mod logging;
 pub mod http;
+pub mod logging;
 pub mod progress;
 pub mod registry;
 pub mod reply;
