@@ -133,6 +133,39 @@ pub struct ServeArgs {
           default_value_t = config::DEFAULT_MAX_SPILL_BYTES,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_spill_bytes: u64,
+    /// Serve another server's exact surface instead of termpilot's: smart-terminal,
+    /// terminal-use, cowork or director-shell (tool names, parameters, results, limits, env
+    /// variables).
+    #[arg(long, global = true, env = "TERMPILOT_COMPAT",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::mcp::compat::NAMES))]
+    pub compat: Option<String>,
+    /// At the session limit, end the least recently used session (its id answers the next
+    /// call with a notice and a fresh shell) instead of refusing the new one.
+    #[arg(long, global = true, env = "TERMPILOT_EVICT_LRU")]
+    pub evict_lru: bool,
+}
+
+/// Which serving settings were given on the command line or in their environment
+/// variables, so a `--compat` preset's own defaults yield to them.
+pub fn explicit(matches: &clap::ArgMatches) -> crate::mcp::compat::Explicit {
+    use clap::parser::ValueSource;
+    let levels: Vec<&clap::ArgMatches> = std::iter::once(matches)
+        .chain(matches.subcommand().map(|(_, m)| m))
+        .collect();
+    let source = |id: &str| -> Option<ValueSource> {
+        levels
+            .iter()
+            .filter_map(|m| m.try_get_raw(id).ok().flatten().and(m.value_source(id)))
+            .find(|s| *s != ValueSource::DefaultValue)
+    };
+    let given = |id: &str| source(id).is_some();
+    crate::mcp::compat::Explicit {
+        shell_flag: source("shell") == Some(ValueSource::CommandLine),
+        max_sessions: given("max_sessions"),
+        idle_timeout: given("idle_timeout"),
+        state_dir: given("state_dir"),
+        surface: given("core_tools") || given("disabled_tools"),
+    }
 }
 
 impl ServeArgs {
@@ -176,6 +209,8 @@ impl ServeArgs {
                 deny_read: self.deny_read,
             },
             max_spill_bytes: self.max_spill_bytes,
+            session_ids: config::SessionIds::default(),
+            evict_lru: self.evict_lru,
         }
     }
 }

@@ -42,6 +42,21 @@ pub struct Config {
     pub sandbox: crate::sandbox::Settings,
     /// The most bytes one spill file of a one-shot stream takes (`--max-spill-bytes`).
     pub max_spill_bytes: u64,
+    /// How session ids look: readable words (native) or numbers from 1 (terminal-use).
+    pub session_ids: SessionIds,
+    /// At the session limit, end the least recently used session (its id reserved, the next
+    /// call on it told so) instead of refusing the new one.
+    pub evict_lru: bool,
+}
+
+/// The form of new session ids.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SessionIds {
+    /// Two readable words, `calm-reef`.
+    #[default]
+    Words,
+    /// `1`, `2`, `3`… in start order, never reused while the server runs.
+    Numbers,
 }
 
 /// The tool surface: which tools are registered directly, which sit behind `terminal_extra`,
@@ -72,6 +87,8 @@ impl Default for Config {
             surface: Surface::default(),
             sandbox: Default::default(),
             max_spill_bytes: DEFAULT_MAX_SPILL_BYTES,
+            session_ids: SessionIds::default(),
+            evict_lru: false,
         }
     }
 }

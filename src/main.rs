@@ -8,7 +8,6 @@ mod web;
 
 use std::sync::Arc;
 
-use clap::Parser;
 use termpilot::Core;
 
 use crate::cli::{Cli, Command};
@@ -21,10 +20,16 @@ fn main() -> std::process::ExitCode {
     if let Some(code) = termpilot::sandbox::wrapper::from_argv() {
         return std::process::ExitCode::from(code);
     }
-    let cli = Cli::parse();
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let cli =
+        <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     init_logging();
     match cli.command {
-        Some(Command::SkillsDir) => match skills::install() {
+        Some(Command::SkillsDir) => match if cli.serve.compat.as_deref() == Some("terminal-use") {
+            skills::install_terminal_use()
+        } else {
+            skills::install()
+        } {
             Ok(dir) => {
                 println!("{}", dir.display());
                 let skill = dir.join("termpilot");
@@ -50,6 +55,7 @@ fn main() -> std::process::ExitCode {
             }
         }
         Some(Command::Serve) | None => {
+            let compat = cli.serve.compat.clone();
             let config = cli.serve.into_config();
             // A shell that is not there is refused now, not replaced by the default later.
             if let Some(shell) = config.shell.as_deref()
@@ -58,7 +64,8 @@ fn main() -> std::process::ExitCode {
                 eprintln!("termpilot: --shell / TERMPILOT_SHELL: {e}");
                 return std::process::ExitCode::from(2);
             }
-            match serve(config, cli.http) {
+            let explicit = cli::explicit(&matches);
+            match serve(config, compat.as_deref(), explicit, cli.http) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("termpilot: {e:#}");
@@ -82,21 +89,42 @@ fn init_logging() {
         .init();
 }
 
-fn serve(config: termpilot::Config, http: cli::HttpArgs) -> anyhow::Result<()> {
+fn serve(
+    mut config: termpilot::Config,
+    compat: Option<&str>,
+    explicit: mcp::compat::Explicit,
+    http: cli::HttpArgs,
+) -> anyhow::Result<()> {
     if http.http.is_some() && http.web.is_some() {
         anyhow::bail!("--http already serves the web page at /; drop --web");
     }
+    let preset = compat
+        .map(mcp::compat::Preset::from_name)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let tools = match preset {
+        Some(preset) => {
+            preset
+                .configure(&mut config, explicit)
+                .map_err(anyhow::Error::msg)?;
+            preset.tools(mcp::tools::all())
+        }
+        None => mcp::tools::all(),
+    };
     termpilot::sandbox::install(&config.sandbox, config.cwd.as_deref(), &config.state_dir)
         .map_err(anyhow::Error::msg)?;
-    let registry = mcp::registry::Registry::build(mcp::tools::all(), &config.surface)
-        .map_err(anyhow::Error::msg)?;
+    let registry =
+        mcp::registry::Registry::build(tools, &config.surface).map_err(anyhow::Error::msg)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     let outcome = runtime.block_on(async move {
         let core = Core::new(config);
-        let server = mcp::server::Server::new(core.clone(), Arc::new(registry));
+        let mut server = mcp::server::Server::new(core.clone(), Arc::new(registry));
+        if let Some(preset) = preset {
+            server = server.with_identity(preset.identity());
+        }
         let options = |addr: String| mcp::http::Options {
             addr,
             allow_remote: http.http_allow_remote,

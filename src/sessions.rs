@@ -4,7 +4,9 @@
 //! the id. At most `max_sessions` are open. A session that is evicted as idle, or whose shell
 //! exits by itself, leaves its id reserved: the next call on it starts a fresh shell of the
 //! same shape under the same id and is told so, with the old last screen (the call's own
-//! action is not performed). `terminal_stop` ends a session for good.
+//! action is not performed). `terminal_stop` ends a session for good. With `evict_lru`, a
+//! start at the limit evicts the least recently used session instead of failing (its id is
+//! reserved the same way); with `SessionIds::Numbers`, ids are `1`, `2`, … (terminal-use).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -13,7 +15,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::config::Config;
+use crate::config::{Config, SessionIds};
 use crate::error::{Error, Result};
 use crate::session::emulator::Size;
 use crate::session::screen;
@@ -38,6 +40,13 @@ pub struct SessionSummary {
     pub idle_ms: u64,
     pub cols: u16,
     pub rows: u16,
+    pub theme: String,
+    /// How an ended command session (or shell) ended, e.g. `exit status 3`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exited: Option<String>,
+    /// The exit code of an ended command session (or shell), when it exited normally.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
     /// The sandbox its processes run in: off, read-only or workspace-write.
     pub sandbox: &'static str,
     /// `"person"` while someone holds the keyboard from the web page.
@@ -80,6 +89,8 @@ struct Reserved {
 struct Inner {
     live: Vec<Arc<Session>>,
     reserved: HashMap<String, Reserved>,
+    /// The last numeric id handed out (`SessionIds::Numbers`).
+    last_number: u64,
 }
 
 /// Owns every session of this server.
@@ -134,6 +145,9 @@ impl SessionManager {
             theme: req.theme.unwrap_or_else(|| "dark".into()),
         };
         let mut inner = self.inner();
+        if inner.live.len() >= self.config.max_sessions && self.config.evict_lru {
+            self.evict_least_recently_used(&mut inner);
+        }
         if inner.live.len() >= self.config.max_sessions {
             return Err(Error::Limit(format!(
                 "{} sessions are open, the most this server allows; stop one with terminal_stop (terminal_list shows them) and try again.",
@@ -150,7 +164,13 @@ impl SessionManager {
                 "A session is already called `{name}`; pick another name or use that session."
             )));
         }
-        let id = new_id(&inner);
+        let id = match self.config.session_ids {
+            SessionIds::Words => new_id(&inner),
+            SessionIds::Numbers => {
+                inner.last_number += 1;
+                inner.last_number.to_string()
+            }
+        };
         let session = Session::spawn(id, shape)?;
         inner.live.push(session.clone());
         self.changed();
@@ -164,6 +184,32 @@ impl SessionManager {
 
     fn changed(&self) {
         self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// Ends the session that has gone longest without a call or output, keeping its id
+    /// reserved so the next call on it is told it was evicted. Sessions inside a call are
+    /// in use and never chosen; the kill itself runs on the async runtime.
+    fn evict_least_recently_used(&self, inner: &mut Inner) {
+        let oldest = inner
+            .live
+            .iter()
+            .filter(|s| s.op.clone().try_lock_owned().is_ok())
+            .max_by_key(|s| s.status().idle)
+            .cloned();
+        let Some(session) = oldest else { return };
+        let last_screen = screen::plain_text(&session.state().emu);
+        inner.live.retain(|s| s.id != session.id);
+        let why = format!(
+            "it was evicted as the least recently used of {} sessions when another was started",
+            self.config.max_sessions
+        );
+        reserve(inner, &session, why, last_screen);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move { session.kill().await });
+            }
+            Err(_) => tracing::warn!(id = %session.id, "evicted outside a runtime; not killed"),
+        }
     }
 
     /// The live session with this id or name. A reserved id is started afresh, and the
@@ -203,6 +249,9 @@ impl SessionManager {
         let Some(reserved) = inner.reserved.remove(id) else {
             return Err(Error::UnknownSession(id.to_string()));
         };
+        if inner.live.len() >= self.config.max_sessions && self.config.evict_lru {
+            self.evict_least_recently_used(inner);
+        }
         if inner.live.len() >= self.config.max_sessions {
             let why = reserved.why.clone();
             inner.reserved.insert(id.to_string(), reserved);
@@ -288,6 +337,9 @@ impl SessionManager {
                     idle_ms: status.idle.as_millis() as u64,
                     cols: status.size.cols,
                     rows: status.size.rows,
+                    theme: s.shape.theme.clone(),
+                    exited: s.exit().as_ref().map(describe_exit),
+                    exit_code: s.exit().and_then(|e| e.code),
                     sandbox: crate::sandbox::session_mode(&s.shape.env).as_str(),
                     controller: (s.controller() == crate::session::control::Controller::Person)
                         .then_some("person"),

@@ -6,9 +6,20 @@
 use std::path::PathBuf;
 
 pub const SKILL_MD: &str = include_str!("../skills/termpilot/SKILL.md");
+/// The skill for `--compat terminal-use`: the same guidance in terms of that preset's tools.
+const TERMINAL_USE_SKILL_MD: &str = include_str!("../skills/terminal-use/SKILL.md");
 
 /// Writes the skill under the user's data dir and returns the folder that holds `termpilot/`.
 pub fn install() -> std::io::Result<PathBuf> {
+    install_named("termpilot", SKILL_MD)
+}
+
+/// `--compat terminal-use skills-dir`: the folder that holds `terminal-use/SKILL.md`.
+pub fn install_terminal_use() -> std::io::Result<PathBuf> {
+    install_named("terminal-use", TERMINAL_USE_SKILL_MD)
+}
+
+fn install_named(name: &str, content: &str) -> std::io::Result<PathBuf> {
     let base = match std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
         Some(dir) => PathBuf::from(dir),
         None => match std::env::var_os("HOME").filter(|d| !d.is_empty()) {
@@ -17,11 +28,11 @@ pub fn install() -> std::io::Result<PathBuf> {
         },
     };
     let dir = base.join("termpilot/skills");
-    let skill = dir.join("termpilot");
+    let skill = dir.join(name);
     std::fs::create_dir_all(&skill)?;
     let path = skill.join("SKILL.md");
-    if std::fs::read_to_string(&path).ok().as_deref() != Some(SKILL_MD) {
-        std::fs::write(&path, SKILL_MD)?;
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(content) {
+        std::fs::write(&path, content)?;
     }
     Ok(dir)
 }

@@ -493,3 +493,31 @@ async fn waiting_on_a_timer_is_not_waiting_for_input_but_vim_is() {
     }
     server.stop().await;
 }
+
+/// Seed 000 ("開発サーバーの静寂終了を待つ"): `minOutputBytes` counts the command's own
+/// output, not its echoed command line, in both completion modes.
+#[tokio::test]
+async fn min_output_bytes_counts_only_the_commands_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plainsh");
+    std::os::unix::fs::symlink("/bin/dash", &plain).unwrap();
+    let server = start().await;
+    for shell in ["/bin/sh", plain.to_str().unwrap()] {
+        let (id, integration) = session(&server, shell).await;
+        // 3 bytes, a pause longer than quietExitMs, then 61 bytes, then a long quiet run.
+        // The echoed command line alone is over 50 bytes: counting it would return "abc".
+        let r = server
+            .ok(
+                "terminal_exec",
+                json!({"sessionId": id, "command": "printf abc; sleep 1; printf '%060d\\n' 0; sleep 30", "quietExitMs": 300, "minOutputBytes": 50}),
+            )
+            .await;
+        assert_eq!(r["quietExited"], true, "[{integration}] {r}");
+        assert!(
+            r["output"].as_str().unwrap().contains(&"0".repeat(60)),
+            "[{integration}] quiet exit fired before 50 bytes of output: {r}"
+        );
+        server.ok("terminal_stop", json!({"sessionId": id})).await;
+    }
+    server.stop().await;
+}

@@ -261,3 +261,46 @@ async fn grep_skips_filters_limits_and_context() {
     assert!(e.contains("`max_results`"), "{e}");
     server.stop().await;
 }
+
+/// Seed 004 (grep_files: "JavaScript regex"): lookaround and backreferences find what
+/// JavaScript finds, instead of nothing.
+#[tokio::test]
+async fn grep_javascript_lookaround_and_backreferences() {
+    let server = start().await;
+    let d = tempfile::tempdir().unwrap();
+    fs::write(
+        d.path().join("code.js"),
+        "const foobar = 1;\nconst foobaz = 2;\nlet s = 'aa';\n",
+    )
+    .unwrap();
+    let root = d.path().to_str().unwrap();
+    let lines = |r: &serde_json::Value| -> Vec<u64> {
+        r["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["line_number"].as_u64().unwrap())
+            .collect()
+    };
+    let r = server
+        .extra("grep_files", json!({"pattern": "foo(?=bar)", "path": root}))
+        .await;
+    assert_eq!(lines(&r), vec![1]);
+    assert_eq!(r["matches"][0]["line"], "const foobar = 1;");
+    let r = server
+        .extra("grep_files", json!({"pattern": "foo(?!bar)", "path": root}))
+        .await;
+    assert_eq!(lines(&r), vec![2]);
+    let r = server
+        .extra("grep_files", json!({"pattern": r"'(a)\1'", "path": root}))
+        .await;
+    assert_eq!(lines(&r), vec![3]);
+    let e = server
+        .err(
+            "terminal_extra",
+            json!({"tool": "grep_files", "args": {"pattern": "(?=x", "path": root}}),
+        )
+        .await;
+    assert!(e.contains("not a valid regex"), "{e}");
+    server.stop().await;
+}

@@ -17,6 +17,11 @@ const NEIGHBOUR: &str = "tpneighbour";
 
 /// The neighbour's uid, creating the user first; `None` (after saying why) when not root.
 fn neighbour() -> Option<u32> {
+    local_user(NEIGHBOUR)
+}
+
+/// The uid of local user `name`, created first; `None` (after saying why) when not root.
+fn local_user(name: &str) -> Option<u32> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         assert!(
@@ -28,7 +33,7 @@ fn neighbour() -> Option<u32> {
     }
     let id = |_: ()| {
         std::process::Command::new("id")
-            .args(["-u", NEIGHBOUR])
+            .args(["-u", name])
             .output()
             .ok()
             .filter(|o| o.status.success())
@@ -39,15 +44,9 @@ fn neighbour() -> Option<u32> {
     }
     // Several tests may race to create it; whoever loses finds it made.
     let _ = std::process::Command::new("useradd")
-        .args([
-            "--system",
-            "--no-create-home",
-            "--shell",
-            "/bin/sh",
-            NEIGHBOUR,
-        ])
+        .args(["--system", "--no-create-home", "--shell", "/bin/sh", name])
         .status();
-    Some(id(()).expect("useradd created the neighbour"))
+    Some(id(()).unwrap_or_else(|| panic!("useradd created {name}")))
 }
 
 /// Runs `script` in `sh` as the neighbour; panics when it fails.
@@ -863,4 +862,74 @@ async fn logs_carry_shapes_at_every_level_and_bodies_only_on_the_wire_target() {
         log.contains(secret),
         "the wire target logs whole messages:\n{log}"
     );
+}
+
+// ---- 11. a fork bomb under a timeout ---------------------------------------------------------
+
+/// The user the fork bomb runs as, so `ulimit -u` bounds it (root is exempt from it).
+const BOMBER: &str = "tpbomber";
+
+/// Live (non-zombie) processes of `uid`.
+fn processes_of(uid: u32) -> Vec<i64> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i64>().ok())
+        .filter(|pid| {
+            std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == uid)
+                && common::procs::alive(*pid)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_fork_bomb_under_a_timeout_is_answered_in_time_and_leaves_nothing() {
+    let Some(uid) = local_user(BOMBER) else {
+        return;
+    };
+    let server = common::start().await;
+    // At most 200 processes of its own user: the bomb cannot take the machine down.
+    let bomb = format!(
+        "exec prlimit --nproc=200:200 setpriv --reuid {BOMBER} --regid {BOMBER} --clear-groups /usr/bin/python3 -c 'import os\nwhile True:\n    try: os.fork()\n    except OSError: pass'"
+    );
+    let started = std::time::Instant::now();
+    let run = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": bomb, "shell": true, "timeout": 2000}),
+        )
+        .await;
+    let took = started.elapsed();
+    assert_eq!(run["timedOut"], true, "{run}");
+    assert!(
+        took < std::time::Duration::from_millis(3000),
+        "answered {took:?} after the call, over timeout + 1 s"
+    );
+    let left = processes_of(uid);
+    assert!(left.is_empty(), "the bomb left {} processes", left.len());
+    // The server still answers.
+    server
+        .ok("terminal_run", json!({"cmd": "echo", "args": ["alive"]}))
+        .await;
+    server.stop().await;
+}
+
+// ---- 10. escapes with setsid -f ---------------------------------------------------------------
+
+#[tokio::test]
+async fn a_timeout_ends_what_escaped_with_setsid() {
+    let server = common::start().await;
+    let run = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "setsid -f sleep 87 </dev/null >/dev/null 2>&1; sleep 86", "shell": true, "timeout": 1500}),
+        )
+        .await;
+    assert_eq!(run["timedOut"], true, "{run}");
+    let left: Vec<i64> = ["sleep 87", "sleep 86"]
+        .iter()
+        .flat_map(|c| common::procs::pids_running(c))
+        .collect();
+    common::procs::all_gone(&left).await;
+    server.stop().await;
 }

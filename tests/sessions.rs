@@ -773,3 +773,43 @@ async fn a_wait_resumes_right_after_the_line_it_matched() {
     assert_eq!(second["matchedLine"], "x2", "{second}");
     server.stop().await;
 }
+
+/// `--evict-lru`: at the limit the least recently used session is ended instead of the new
+/// one refused; its id answers the next call with a notice and a fresh shell.
+#[tokio::test]
+async fn evict_lru_at_the_session_limit() {
+    let server = common::start_with(
+        common::Era::Initialize,
+        &["--max-sessions", "2", "--evict-lru"],
+        &[],
+    )
+    .await;
+    let a = server.ok("terminal_start", json!({})).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let b = server.ok("terminal_start", json!({})).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    server
+        .ok("terminal_read", json!({"sessionId": b, "timeout": 100}))
+        .await;
+    let c = server.ok("terminal_start", json!({})).await;
+    assert!(c["sessionId"].is_string());
+    let list = server.ok("terminal_list", json!({})).await;
+    let ids: Vec<&str> = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{list}");
+    assert!(
+        !ids.contains(&a.as_str()),
+        "{a} was the least recently used: {list}"
+    );
+    let e = server.err("terminal_read", json!({"sessionId": a})).await;
+    assert!(e.contains("evicted"), "{e}");
+    server.stop().await;
+}

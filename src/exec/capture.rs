@@ -2,7 +2,8 @@
 //!
 //! The first bytes (up to the cap) stay in memory as the preview; the moment a stream passes
 //! its cap, a spill file is created holding everything so far and then everything after, so
-//! nothing is lost. Caps are budgets: one per stream, or one shared by stdout and stderr.
+//! nothing is lost. Caps are budgets: one per stream, or one shared by stdout and stderr; a
+//! head-only cap keeps each stream's first bytes and counts (but drops) the rest.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,6 +21,9 @@ pub enum OutputCap {
     Each(u64),
     /// stdout and stderr together keep up to this many bytes (first come, first kept).
     Total(u64),
+    /// Each stream keeps up to this many bytes; the rest is read (so the command is not
+    /// blocked or killed by a full pipe) and counted, but kept nowhere: no spill file.
+    EachHeadOnly(u64),
 }
 
 impl OutputCap {
@@ -31,24 +35,39 @@ impl OutputCap {
                 let shared = Budget::new(n);
                 (shared.clone(), shared)
             }
+            OutputCap::EachHeadOnly(n) => (Budget::head_only(n), Budget::head_only(n)),
         }
     }
 }
 
 /// Bytes a stream may still keep in memory; shared between streams when cloned.
 #[derive(Debug, Clone)]
-pub(crate) struct Budget(Arc<AtomicU64>);
+pub(crate) struct Budget {
+    left: Arc<AtomicU64>,
+    /// Past the budget, spill everything to a file (else count the rest and drop it).
+    spill: bool,
+}
 
 impl Budget {
     fn new(n: u64) -> Self {
-        Budget(Arc::new(AtomicU64::new(n)))
+        Budget {
+            left: Arc::new(AtomicU64::new(n)),
+            spill: true,
+        }
+    }
+
+    fn head_only(n: u64) -> Self {
+        Budget {
+            spill: false,
+            ..Budget::new(n)
+        }
     }
 
     /// Takes up to `want` bytes from the budget and returns how many were granted.
     fn take(&self, want: u64) -> u64 {
         let mut granted = 0;
         let _ = self
-            .0
+            .left
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
                 granted = left.min(want);
                 Some(left - granted)
@@ -137,6 +156,10 @@ pub(crate) async fn capture<R: AsyncRead + Unpin>(
         out.preview.extend_from_slice(&chunk[..keep]);
         if keep < n {
             out.truncated = true;
+            if !budget.spill {
+                drain_counting(&mut reader, &mut out, &mut buf, &stop).await;
+                return out;
+            }
             match spill::create(label) {
                 Ok((file, path)) => {
                     let mut file = tokio::fs::File::from_std(file);
@@ -257,6 +280,17 @@ mod tests {
         let path = got.full_output_path.expect("spill path");
         assert_eq!(std::fs::read(&path).unwrap(), data);
         std::fs::remove_file(path).unwrap();
+    }
+
+    #[tokio::test]
+    async fn head_only_keeps_the_head_counts_the_rest_and_writes_no_file() {
+        let data = vec![b'x'; 300_000];
+        let (budget, _) = OutputCap::EachHeadOnly(1000).budgets();
+        let got = capture(&data[..], budget, "test", CancellationToken::new()).await;
+        assert!(got.truncated);
+        assert_eq!(got.preview.len(), 1000);
+        assert_eq!(got.total_bytes, 300_000);
+        assert!(got.full_output_path.is_none());
     }
 
     #[tokio::test]

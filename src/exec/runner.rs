@@ -105,6 +105,8 @@ pub async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
     }
     cmd.envs(CHILD_ENV.iter().copied());
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    let run_id = next_run_id();
+    cmd.env(RUN_MARKER, &run_id);
     cmd.stdin(if spec.stdin.is_some() {
         Stdio::piped()
     } else {
@@ -155,10 +157,15 @@ pub async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
         Some(s) => Some(s),
         None => {
             platform::kill_tree(pid);
-            tokio::time::timeout(DRAIN_LIMIT, child.wait())
+            let reaped = tokio::time::timeout(DRAIN_LIMIT, child.wait())
                 .await
                 .ok()
-                .and_then(|r| r.ok())
+                .and_then(|r| r.ok());
+            // A fork bomb refills its group as it is killed: kill until it stays empty.
+            empty_group(pid).await;
+            // What left the group (`setsid -f`) still carries the run's marker.
+            kill_marked(&run_id);
+            reaped
         }
     };
     let duration = started.elapsed();
@@ -170,6 +177,7 @@ pub async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
         Err(_) => {
             tracing::debug!(pid, "output pipes held open after exit; killing leftovers");
             kill_leftovers(pid);
+            empty_group(pid).await;
             let both = async { ((&mut out_task).await, (&mut err_task).await) };
             match tokio::time::timeout(DRAIN_LIMIT, both).await {
                 Ok((o, e)) => (o.unwrap_or_default(), e.unwrap_or_default()),
@@ -251,18 +259,25 @@ fn add_args(cmd: &mut Command, args: &[String], verbatim: bool) {
     }
 }
 
-/// Its own process group; on Linux it also dies with the server (see [`super::spawner`]).
+/// Its own session (so its own process group, and on Linux its own scheduler autogroup: a
+/// fork bomb competes with the server as one group, not as hundreds of processes); on Linux
+/// it also dies with the server (see [`super::spawner`]).
 #[cfg(unix)]
 fn own_group(cmd: &mut Command) {
-    cmd.process_group(0);
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: getpid has no preconditions.
-        let server = unsafe { libc::getpid() };
-        // SAFETY: the hook only calls prctl, getppid and _exit (async-signal-safe).
-        unsafe {
-            cmd.pre_exec(move || super::spawner::die_with_parent(server));
-        }
+    // SAFETY: getpid has no preconditions.
+    let server = unsafe { libc::getpid() };
+    // SAFETY: the hook only calls setsid, prctl, getppid and _exit (async-signal-safe).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            #[cfg(target_os = "linux")]
+            super::spawner::die_with_parent(server)?;
+            #[cfg(not(target_os = "linux"))]
+            let _ = server;
+            Ok(())
+        });
     }
 }
 
@@ -272,6 +287,80 @@ fn own_group(cmd: &mut Command) {
     const CREATE_NO_WINDOW: u32 = 0x0800_0000;
     cmd.creation_flags(CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
 }
+
+/// The environment variable naming the run a process belongs to (inherited by everything it
+/// starts, whatever session or group it moves to).
+pub const RUN_MARKER: &str = "TERMPILOT_RUN_ID";
+
+/// A marker unique to one run of this server: `<server pid>.<sequence>`.
+fn next_run_id() -> String {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}.{seq}", std::process::id())
+}
+
+/// Kills every process whose environment carries this run's marker: the ones that escaped
+/// the process group and session (`setsid -f`, double forks). A process that cleared its
+/// environment is not found. Linux only (`/proc/<pid>/environ`).
+fn kill_marked(run_id: &str) {
+    #[cfg(target_os = "linux")]
+    {
+        let needle = format!("{RUN_MARKER}={run_id}\0").into_bytes();
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        for pid in dir
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        {
+            let marked = std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.windows(needle.len()).any(|w| w == needle.as_slice()));
+            if marked && pid != std::process::id() as i32 {
+                platform::signal_pid(pid, libc::SIGKILL);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = run_id;
+}
+
+/// How long the runner keeps re-killing a process group that refills (a fork bomb).
+const EMPTY_LIMIT: Duration = Duration::from_millis(700);
+
+/// Kills process group `pgid` again and again until nothing but zombies is left in it, for
+/// at most [`EMPTY_LIMIT`]. Each `kill(-pgid, SIGKILL)` reaches every member at once, and a
+/// fork racing it is cancelled by the kernel, so a bomb shrinks with every round.
+#[cfg(unix)]
+async fn empty_group(pgid: i32) {
+    let deadline = Instant::now() + EMPTY_LIMIT;
+    let mut rounds = 0u32;
+    loop {
+        if !platform::signal_group(pgid, libc::SIGKILL) {
+            return;
+        }
+        rounds += 1;
+        let live = platform::group_members(pgid)
+            .into_iter()
+            .filter(|&p| platform::process_state(p) != Some('Z'))
+            .count();
+        if live == 0 {
+            return;
+        }
+        if Instant::now() >= deadline {
+            tracing::warn!(
+                pgid,
+                live,
+                rounds,
+                "process group still not empty after re-killing it"
+            );
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[cfg(windows)]
+async fn empty_group(_pgid: i32) {}
 
 /// Kills what is left of the child's process group (the child itself is already reaped).
 #[cfg(unix)]

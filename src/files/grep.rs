@@ -5,10 +5,15 @@
 //! dropped), and honours `.gitignore` inside git repositories as ripgrep does. Files are
 //! visited in name order so results are deterministic. Each match carries its own context
 //! lines before and after, even when neighbouring matches share them.
+//!
+//! Patterns are JavaScript-style: what ripgrep's engine accepts runs on it; a pattern it
+//! refuses (lookaround, backreferences) runs on [`super::backtrack`] instead, and only a
+//! pattern both engines refuse is an error — never a silent "no matches".
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
+use grep_matcher::Matcher;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkBuilder;
@@ -19,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
 use crate::exec::checks::invalid_regex;
+use crate::files::backtrack::BacktrackMatcher;
 
 /// Directories never searched.
 pub const SKIPPED_DIRS: &[&str] = &["node_modules", ".git", "bin", "obj", "dist", "target"];
@@ -63,11 +69,28 @@ pub struct GrepResult {
 
 /// Searches `opts.path`; blocking (run it on a blocking thread). Stops when `cancel` fires.
 pub fn grep(opts: &GrepOptions, cancel: &CancellationToken) -> Result<GrepResult> {
-    let matcher = RegexMatcherBuilder::new()
+    let fast = RegexMatcherBuilder::new()
         .case_insensitive(!opts.case_sensitive)
         .line_terminator(Some(b'\n'))
-        .build(&opts.pattern)
-        .map_err(|e| invalid_regex(&opts.pattern, &e.to_string()))?;
+        .build(&opts.pattern);
+    let fast_error = match fast {
+        Ok(matcher) => return search(opts, cancel, &matcher, || None),
+        Err(e) => e.to_string(),
+    };
+    let Ok(backtracking) = BacktrackMatcher::new(&opts.pattern, !opts.case_sensitive) else {
+        return Err(invalid_regex(&opts.pattern, &fast_error));
+    };
+    search(opts, cancel, &backtracking, || backtracking.take_failure())
+}
+
+/// Walks and searches with one matcher; `failure` says whether the matcher failed at run
+/// time on the file just searched (the backtracking engine's limit), which is an error.
+fn search<M: Matcher>(
+    opts: &GrepOptions,
+    cancel: &CancellationToken,
+    matcher: &M,
+    failure: impl Fn() -> Option<String>,
+) -> Result<GrepResult> {
     if !opts.path.is_absolute() {
         return Err(Error::InvalidInput(format!(
             "`{}` is a relative path; pass an absolute file or directory.",
@@ -128,10 +151,15 @@ pub fn grep(opts: &GrepOptions, cancel: &CancellationToken) -> Result<GrepResult
         }
         let remaining = opts.max_results - result.matches.len();
         let mut sink = FileSink::new(entry.path(), opts.context_lines, remaining);
-        if searcher
-            .search_path(&matcher, entry.path(), &mut sink)
-            .is_err()
-        {
+        let searched = searcher.search_path(matcher, entry.path(), &mut sink);
+        if let Some(reason) = failure() {
+            return Err(Error::InvalidInput(format!(
+                "`{}` is too costly to match on {} ({reason}); simplify the pattern.",
+                opts.pattern,
+                entry.path().display()
+            )));
+        }
+        if searched.is_err() {
             continue; // unreadable: permissions, vanished
         }
         result.files_scanned += 1;
@@ -317,6 +345,37 @@ mod tests {
         assert_eq!(r.matches[0].after, vec!["three", "needle four"]);
         assert_eq!(r.matches[1].before, vec!["Needle two", "three"]);
         assert_eq!(r.matches[1].after, vec!["five"]);
+    }
+
+    #[test]
+    fn javascript_lookaround_and_backreferences() {
+        let d = tempfile::tempdir().unwrap();
+        fs::write(
+            d.path().join("js.txt"),
+            "foobar\nfoobaz\nabba\nabcd\nprice: $5\n",
+        )
+        .unwrap();
+        let lines = |pattern: &str, case_sensitive: bool| -> Vec<u64> {
+            let mut o = opts(d.path(), pattern);
+            o.case_sensitive = case_sensitive;
+            grep(&o, &CancellationToken::new())
+                .unwrap()
+                .matches
+                .iter()
+                .map(|m| m.line_number)
+                .collect()
+        };
+        assert_eq!(lines("foo(?=bar)", true), vec![1]);
+        assert_eq!(lines("foo(?!bar)", true), vec![2]);
+        assert_eq!(lines("FOO(?=BAR)", false), vec![1]);
+        assert_eq!(lines(r"(b)\1", true), vec![3]);
+        assert_eq!(lines(r"(?<=\$)\d", true), vec![5]);
+        // A lookahead does not see past the end of its line.
+        assert_eq!(lines("baz(?=\\s*abba)", true), Vec::<u64>::new());
+        let mut o = opts(d.path(), "(?=a(");
+        o.case_sensitive = true;
+        let e = grep(&o, &CancellationToken::new()).unwrap_err().to_string();
+        assert!(e.contains("not a valid regex"), "{e}");
     }
 
     #[test]

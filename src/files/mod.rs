@@ -1,10 +1,12 @@
 //! Files for agents: atomic writes, exact edits and search.
 //!
 //! [`write::write`] (create, replace or append, in five encodings), [`edit::edit`] (replace
-//! exactly one match unless told otherwise) and [`grep::grep`] (ripgrep's libraries). Paths are
+//! exactly one match unless told otherwise) and [`grep::grep`] (ripgrep's libraries, with a backtracking engine for
+//! lookaround and backreferences). Paths are
 //! resolved by [`path::resolve`]: absolute, or relative to a base directory the caller names
 //! (a session's cwd). Bad input is an error that changes nothing on disk.
 
+pub mod backtrack;
 pub mod edit;
 pub mod encoding;
 pub mod grep;

@@ -64,6 +64,33 @@ pub fn parse<T: DeserializeOwned>(
     })
 }
 
+/// Checks `args` against `schema` only: names the schema does not list, and ranges. Used
+/// by compatibility presets before their arguments are renamed onto a native tool's.
+pub fn validate(tool: &str, schema: &JsonObject, args: &JsonObject) -> Result<(), ToolError> {
+    if let Some(Value::Object(props)) = schema.get("properties") {
+        if let Some(unknown) = args.keys().find(|k| !props.contains_key(*k)) {
+            let mut known: Vec<&str> = props.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            return Err(ToolError::new(format!(
+                "Invalid arguments for {tool}: unknown field `{unknown}`; its fields are {}.",
+                known.join(", ")
+            )));
+        }
+        if let Some(Value::Array(required)) = schema.get("required")
+            && let Some(missing) = required
+                .iter()
+                .filter_map(Value::as_str)
+                .find(|r| !args.contains_key(*r))
+        {
+            return Err(ToolError::new(format!(
+                "Invalid arguments for {tool}: missing field `{missing}`."
+            )));
+        }
+    }
+    check(schema, &Value::Object(args.clone()), "")
+        .map_err(|problem| ToolError::new(format!("Invalid arguments for {tool}: {problem}.")))
+}
+
 /// Walks `value` alongside `schema`, checking the bounds serde cannot see.
 fn check(schema: &JsonObject, value: &Value, path: &str) -> Result<(), String> {
     let name = if path.is_empty() { "arguments" } else { path };

@@ -13,9 +13,12 @@
 //! - [`logging`]: shapes of calls at every level; whole messages only under `termpilot::wire`.
 //! - [`resources`] serves sessions, jobs and skills as MCP resources (one provider each).
 //!
+//! - [`compat`] holds the `--compat` presets: other servers' surfaces over the same tools.
+//!
 //! Nothing here owns state: the [`termpilot::Core`] handle does.
 
 pub mod args;
+pub mod compat;
 pub mod frame;
 pub mod http;
 pub mod logging;

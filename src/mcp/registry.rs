@@ -33,8 +33,8 @@ pub struct ToolCtx {
     pub progress: Arc<dyn Progress>,
 }
 
-type BoxFuture = Pin<Box<dyn Future<Output = Result<Reply, ToolError>> + Send>>;
-type Handler = Arc<dyn Fn(ToolCtx, JsonObject) -> BoxFuture + Send + Sync>;
+pub type BoxFuture = Pin<Box<dyn Future<Output = Result<Reply, ToolError>> + Send>>;
+pub type Handler = Arc<dyn Fn(ToolCtx, JsonObject) -> BoxFuture + Send + Sync>;
 
 /// The behaviour hints a client shows its user before a call.
 #[derive(Debug, Clone, Copy)]
@@ -103,7 +103,8 @@ pub struct ToolDef {
     pub description: &'static str,
     pub hints: Hints,
     pub input_schema: Arc<JsonObject>,
-    pub output_schema: Arc<JsonObject>,
+    /// `None` for a tool whose results are prose text (a preset's), not JSON.
+    pub output_schema: Option<Arc<JsonObject>>,
     handler: Handler,
 }
 
@@ -183,8 +184,33 @@ impl ToolDef {
             description,
             hints,
             input_schema,
-            output_schema,
+            output_schema: Some(output_schema),
             handler: erased,
+        }
+    }
+
+    /// Declares a tool from a ready schema and an untyped handler: what a compatibility
+    /// preset builds when it reshapes a native tool's parameters (see `mcp::compat`).
+    /// `json_results: false` declares no output schema (the results are prose).
+    pub fn raw(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+        hints: Hints,
+        input_schema: JsonObject,
+        json_results: bool,
+        handler: Handler,
+    ) -> Self {
+        let mut output = JsonObject::new();
+        output.insert("type".into(), "object".into());
+        ToolDef {
+            name,
+            title,
+            description,
+            hints,
+            input_schema: Arc::new(input_schema),
+            output_schema: json_results.then(|| Arc::new(output)),
+            handler,
         }
     }
 
@@ -200,10 +226,13 @@ impl ToolDef {
             .destructive(self.hints.destructive)
             .idempotent(self.hints.idempotent)
             .open_world(self.hints.open_world);
-        Tool::new(self.name, self.description, self.input_schema.clone())
+        let tool = Tool::new(self.name, self.description, self.input_schema.clone())
             .with_title(self.title)
-            .with_raw_output_schema(self.output_schema.clone())
-            .with_annotations(annotations)
+            .with_annotations(annotations);
+        match &self.output_schema {
+            Some(schema) => tool.with_raw_output_schema(schema.clone()),
+            None => tool,
+        }
     }
 }
 

@@ -27,7 +27,24 @@ impl Reply {
         })
     }
 
+    /// A result that is prose for the agent to read (a preset whose server answers in
+    /// sentences): text blocks only, no `structuredContent`.
+    pub fn prose(text: impl Into<String>) -> Self {
+        Reply {
+            value: Value::String(text.into()),
+            images: Vec::new(),
+        }
+    }
+
     pub fn into_result(self) -> CallToolResult {
+        if let Value::String(prose) = self.value {
+            let mut content = vec![ContentBlock::text(prose)];
+            for png in self.images {
+                let b64 = base64::engine::general_purpose::STANDARD.encode(png);
+                content.push(ContentBlock::image(b64, "image/png"));
+            }
+            return CallToolResult::success(content);
+        }
         let text = self.value.to_string();
         let mut content = vec![ContentBlock::text(text)];
         for png in self.images {
@@ -44,13 +61,36 @@ impl Reply {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError {
     pub message: String,
+    /// What the call produced before it failed (a timed-out run's output), for presets
+    /// whose errors carry it as fields.
+    pub partial: Option<serde_json::Map<String, Value>>,
 }
 
 impl ToolError {
     pub fn new(message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),
+            partial: None,
         }
+    }
+
+    /// The error with what the call produced before it failed.
+    pub fn with_partial(mut self, partial: serde_json::Map<String, Value>) -> Self {
+        self.partial = Some(partial);
+        self
+    }
+
+    /// The error as a JSON object `{"error": message, ...partial}` (director-shell's shape).
+    pub fn into_json_result(self) -> CallToolResult {
+        let mut object = serde_json::Map::new();
+        object.insert("error".into(), Value::String(self.message));
+        for (k, v) in self.partial.unwrap_or_default() {
+            object.entry(k).or_insert(v);
+        }
+        let value = Value::Object(object);
+        let mut result = CallToolResult::error(vec![ContentBlock::text(value.to_string())]);
+        result.structured_content = Some(value);
+        result
     }
 
     pub fn into_result(self) -> CallToolResult {

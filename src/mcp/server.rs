@@ -14,6 +14,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use termpilot::Core;
 
+use super::compat::{ErrorShape, Identity};
 use super::progress;
 use super::registry::{EXTRA, Registry, ToolCtx};
 use super::resources::Resources;
@@ -29,6 +30,8 @@ pub struct Server {
     core: Arc<Core>,
     registry: Arc<Registry>,
     resources: Arc<Resources>,
+    /// The server's name, instructions and error shape (a `--compat` preset's, or native).
+    identity: Option<Arc<Identity>>,
 }
 
 impl Server {
@@ -37,7 +40,14 @@ impl Server {
             core,
             registry,
             resources: Arc::new(Resources::standard()),
+            identity: None,
         }
+    }
+
+    /// Speaks as a compatibility preset: its server name, instructions and error shape.
+    pub fn with_identity(mut self, identity: Identity) -> Self {
+        self.identity = Some(Arc::new(identity));
+        self
     }
 
     fn ctx(&self, context: &RequestContext<RoleServer>) -> ToolCtx {
@@ -51,17 +61,25 @@ impl Server {
 
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
+        let (name, title, instructions) = match &self.identity {
+            Some(id) => (id.name, id.title, id.instructions),
+            None => ("termpilot", "termpilot", INSTRUCTIONS),
+        };
+        // A preset serves exactly its seed's surface: tools only, no resources.
+        let capabilities = if self.identity.is_some() {
+            ServerCapabilities::builder().enable_tools().build()
+        } else {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
                 .enable_resources_list_changed()
-                .build(),
-        )
-        .with_server_info(
-            Implementation::new("termpilot", env!("CARGO_PKG_VERSION")).with_title("termpilot"),
-        )
-        .with_instructions(INSTRUCTIONS)
+                .build()
+        };
+        ServerConfig::new(capabilities)
+            .with_server_info(
+                Implementation::new(name, env!("CARGO_PKG_VERSION")).with_title(title),
+            )
+            .with_instructions(instructions)
     }
 
     async fn list_tools(
@@ -123,7 +141,16 @@ impl ServerHandler for Server {
         };
         let result = match outcome {
             Ok(reply) => reply.into_result(),
-            Err(error) => error.into_result(),
+            Err(mut error) => match self.identity.as_deref() {
+                Some(id) => {
+                    error.message = id.reword(&error.message);
+                    match id.errors {
+                        ErrorShape::JsonObject => error.into_json_result(),
+                        ErrorShape::Sentence => error.into_result(),
+                    }
+                }
+                None => error.into_result(),
+            },
         };
         if let Some(args) = &logged_args {
             super::logging::tool_call(name, args, &result, started.elapsed());

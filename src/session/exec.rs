@@ -238,7 +238,8 @@ impl Session {
         let mut next_progress = started + PROGRESS_EVERY;
         let mut last_input_check = started;
         let tty = platform::stdin_tty(self.pid);
-        let mut echoed = false;
+        // Where the echoed command line ends (process-group mode): output starts there.
+        let mut echo_end: Option<u64> = None;
         loop {
             rx.borrow_and_update();
             let now = Instant::now();
@@ -248,9 +249,23 @@ impl Session {
                     Mode::Osc133 => finished_by_marks(&s, seq0, 1),
                     Mode::ProcessGroup => ByMarks::Running,
                 };
+                // minOutputBytes counts the command's output only, never its echo: from
+                // the `C` mark, else from the end of the echoed line.
+                if echo_end.is_none() {
+                    let head = s.log.range(pos0, pos0 + ECHO_WINDOW);
+                    echo_end = memchr::memchr(b'\n', &head).map(|i| pos0 + i as u64 + 1);
+                }
+                let output_from = match mode {
+                    Mode::Osc133 => s
+                        .marks_since(seq0)
+                        .find(|m| matches!(m.kind, MarkKind::OutputStart))
+                        .map(|c| c.end)
+                        .or(echo_end),
+                    Mode::ProcessGroup => echo_end,
+                };
                 (
                     s.last_output,
-                    s.log.end().saturating_sub(pos0),
+                    output_from.map_or(0, |from| s.log.end().saturating_sub(from)),
                     finished,
                     (s.gone(), s.gone_at()),
                 )
@@ -273,12 +288,7 @@ impl Session {
             if mode == Mode::ProcessGroup {
                 // The echoed command line ends with the first newline after it was typed;
                 // once seen, it stays seen (no need to copy the output again).
-                echoed = echoed
-                    || self
-                        .state()
-                        .log
-                        .range(pos0, pos0 + ECHO_WINDOW)
-                        .contains(&b'\n');
+                let echoed = echo_end.is_some();
                 let shell_owns = self.foreground_group().is_none_or(|pg| pg == self.pid);
                 let settled_at = last_output.max(started) + SETTLE;
                 if echoed && shell_owns {

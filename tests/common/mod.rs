@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cdp;
+pub mod compat;
 pub mod http;
 pub mod procs;
 
@@ -47,6 +48,9 @@ pub fn command(state: &std::path::Path, args: &[&str]) -> Command {
         .env("TERMPILOT_SHELL", "/bin/sh")
         .env_remove("TERMPILOT_CORE_TOOLS")
         .env_remove("TERMPILOT_DISABLED_TOOLS")
+        .env_remove("TERMPILOT_COMPAT")
+        .env_remove("SMART_TERMINAL_DISABLED_TOOLS")
+        .env_remove("SMART_TERMINAL_SHELL")
         .kill_on_drop(true);
     cmd
 }

@@ -153,7 +153,7 @@ async fn edit_file(_ctx: ToolCtx, p: EditParams) -> Result<EditResult, ToolError
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrepParams {
-    /// Regex (Rust/ripgrep syntax).
+    /// Regex (JavaScript-style: lookaround and backreferences work).
     #[schemars(length(min = 1))]
     pub pattern: String,
     /// Absolute file or directory.

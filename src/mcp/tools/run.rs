@@ -227,13 +227,13 @@ fn shown_dir(dir: &Option<PathBuf>) -> PathBuf {
 #[derive(Debug, Default, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SpillOut {
-    /// The spill file reached its cap and the rest of the stream was dropped.
+    // The spill file reached its cap and the rest of the stream was dropped.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub spill_truncated: bool,
-    /// Bytes in fullOutputPath, when fewer than totalBytes.
+    // Bytes in fullOutputPath, when fewer than totalBytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spill_bytes: Option<u64>,
-    /// Why fullOutputPath is short or missing (e.g. disk full).
+    // Why fullOutputPath is short or missing (e.g. disk full).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spill_error: Option<String>,
 }

@@ -1,0 +1,191 @@
+//! `--compat director-shell`: director-shell-mcp's 15 tools (seed 004, in Russian).
+//!
+//! Thirteen of them are native tools under the same names and parameters; `shell_run` and
+//! `write_file` map onto the core runner and the native `terminal_write_file`. Every field
+//! stays snake_case, every error is a tool error whose text is `{"error": "…"}` (a timeout
+//! carries the partial result beside it), and jobs and locks live under a
+//! `director-shell-mcp` state folder, as the seed's `%LOCALAPPDATA%/director-shell-mcp/`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use termpilot::Config;
+use termpilot::exec::{OutputCap, Shell, Spec, runner};
+
+use super::adapt::{Adapt, rename_field};
+use super::{ErrorShape, Explicit, Identity, Natives};
+use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
+use crate::mcp::reply::ToolError;
+use crate::mcp::tools::run::StreamOut;
+
+pub fn identity() -> Identity {
+    Identity {
+        name: "director-shell-mcp",
+        title: "director-shell-mcp (termpilot)",
+        instructions: "Run shell commands and Python, write and edit files, search files, run detached jobs and share named locks between agents. Every result is a JSON object; every error is a JSON object with an `error` sentence.",
+        tool_names: &[],
+        errors: ErrorShape::JsonObject,
+    }
+}
+
+/// All tools direct; jobs and locks under `…/director-shell-mcp` unless a state dir was given.
+pub fn configure(config: &mut Config, explicit: Explicit) -> Result<(), String> {
+    config.surface.all_direct = true;
+    if !explicit.state_dir {
+        config.state_dir = state_dir();
+    }
+    Ok(())
+}
+
+/// `$LOCALAPPDATA/director-shell-mcp`, else `$XDG_STATE_HOME/director-shell-mcp`, else
+/// `~/.local/state/director-shell-mcp`.
+fn state_dir() -> PathBuf {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("LOCALAPPDATA").or_else(|| var("XDG_STATE_HOME")) {
+        return PathBuf::from(dir).join("director-shell-mcp");
+    }
+    if let Some(home) = var("HOME") {
+        return PathBuf::from(home).join(".local/state/director-shell-mcp");
+    }
+    std::env::temp_dir().join("director-shell-mcp")
+}
+
+pub fn tools(n: &Natives) -> Vec<ToolDef> {
+    vec![
+        ToolDef::new(
+            "shell_run",
+            "Run a shell command",
+            "Run a command to completion in bash (powershell/cmd on Windows) and return exit_code, duration_ms and stdout/stderr objects. Each stream keeps about 50 KiB of text; a longer stream adds truncated: true and full_output_path, a temp file with all of it. A timeout kills the process tree and is an error carrying the partial result. For long-running work use job_start.",
+            Hints::RUNS_COMMANDS,
+            shell_run,
+        ),
+        Adapt {
+            hide: &["sessionId", "encoding", "breakLinks"],
+            rename: &[("create_dirs", "createDirs")],
+            check: Some(absolute_path),
+            reshape: Some(std::sync::Arc::new(|mut v, _| {
+                rename_field(&mut v, "bytesWritten", "bytes_written");
+                rename_field(&mut v, "append", "appended");
+                super::adapt::drop_fields(&mut v, &["success", "size"]);
+                Ok(v)
+            })),
+            ..Adapt::same(
+                "write_file",
+                "Write UTF-8 text to an absolute file path, replacing it atomically or appending (append). Missing parent folders are created unless create_dirs is false. Returns path, bytes_written, created (the call created the file) and appended.",
+            )
+        }
+        .build(n.get("terminal_write_file")),
+        Adapt {
+            hide: &["break_links"],
+            ..Adapt::same("edit_file", n.get("edit_file").description)
+        }
+        .build(n.get("edit_file")),
+        same(n, "run_python"),
+        same(n, "job_start"),
+        same(n, "job_status"),
+        Adapt {
+            hide: &["tail_lines"],
+            ..Adapt::same(
+                "job_kill",
+                "Kill a job started by this server, with its whole process tree. A job that already ended is left as it is.",
+            )
+        }
+        .build(n.get("job_kill")),
+        same(n, "job_list"),
+        same(n, "grep_files"),
+        same(n, "job_wait"),
+        same(n, "lock_acquire"),
+        same(n, "lock_release"),
+        same(n, "screenshot"),
+        same(n, "process_list"),
+        same(n, "file_lockers"),
+    ]
+}
+
+/// A native tool with director-shell's name, parameters and fields as they are.
+fn same(n: &Natives, name: &'static str) -> ToolDef {
+    let native = n.get(name);
+    Adapt::same(name, native.description).build(native)
+}
+
+fn absolute_path(args: &rmcp::model::JsonObject) -> Result<(), ToolError> {
+    match args.get("path").and_then(Value::as_str) {
+        Some(p) if !std::path::Path::new(p).is_absolute() => Err(ToolError::new(format!(
+            "`{p}` is a relative path; pass an absolute file path."
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn default_timeout_ms() -> u64 {
+    60_000
+}
+
+/// The shells `shell_run` accepts.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ShellName {
+    Powershell,
+    Cmd,
+    Bash,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShellRunParams {
+    /// The command text.
+    pub command: String,
+    /// Working directory.
+    pub cwd: Option<String>,
+    #[serde(default = "default_timeout_ms")]
+    #[schemars(range(min = 1, max = 600000))]
+    pub timeout_ms: u64,
+    /// Default: powershell on Windows, bash elsewhere.
+    pub shell: Option<ShellName>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ShellRunResult {
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    pub stdout: StreamOut,
+    pub stderr: StreamOut,
+}
+
+async fn shell_run(ctx: ToolCtx, p: ShellRunParams) -> Result<ShellRunResult, ToolError> {
+    let shell = match p.shell {
+        None => Shell::scripting(),
+        Some(ShellName::Bash) => Shell::Bash,
+        Some(ShellName::Cmd) => Shell::Cmd,
+        Some(ShellName::Powershell) => Shell::PowerShell,
+    };
+    let mut spec = Spec::shell(shell, &p.command)?;
+    spec.cwd = p
+        .cwd
+        .map(PathBuf::from)
+        .or_else(|| ctx.core.config.cwd.clone());
+    spec.timeout = Duration::from_millis(p.timeout_ms);
+    spec.cap = OutputCap::Each(runner::DEFAULT_PREVIEW_BYTES);
+    let out = termpilot::exec::run(spec, &ctx.cancel).await?;
+    let result = ShellRunResult {
+        exit_code: out.exit_code,
+        duration_ms: out.duration.as_millis() as u64,
+        stdout: (&out.stdout).into(),
+        stderr: (&out.stderr).into(),
+    };
+    if out.timed_out {
+        let partial = match json!(result) {
+            Value::Object(map) => map,
+            _ => Default::default(),
+        };
+        return Err(ToolError::new(format!(
+            "The command timed out after {} ms and its process tree was killed; raise timeout_ms (max 600000) or start it with job_start.",
+            p.timeout_ms
+        ))
+        .with_partial(partial));
+    }
+    Ok(result)
+}

@@ -1,0 +1,324 @@
+//! `--compat smart-terminal`: smart-terminal-mcp's 16 tools (seed 000, in Japanese).
+//!
+//! The names are native; the preset hides the native parameters the seed does not have,
+//! and adds what the seed documents differently: `terminal_write` (and `terminal_send_key`)
+//! are fire-and-forget so the program's answer stays for `terminal_read`; git status lists
+//! are path strings; `terminal_watch` always returns `context`; `terminal_run_paged` runs
+//! only the read-only command signatures it can page; `terminal_run` says "propose one" when
+//! a git/where/which output had no parser. `SMART_TERMINAL_DISABLED_TOOLS` moves tools
+//! behind `terminal_extra` (an empty value registers all 16 directly), `SMART_TERMINAL_SHELL`
+//! picks the shell, and the limits are 10 sessions and 30 minutes idle.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::JsonObject;
+use serde_json::{Value, json};
+use termpilot::Config;
+
+use super::adapt::Adapt;
+use super::{ErrorShape, Explicit, Identity, Natives};
+use crate::mcp::registry::{DEFAULT_CORE, ToolDef};
+use crate::mcp::reply::ToolError;
+
+/// The 16 tools, core first.
+pub const TOOLS: &[&str] = &[
+    "terminal_start",
+    "terminal_exec",
+    "terminal_run",
+    "terminal_read",
+    "terminal_write",
+    "terminal_wait",
+    "terminal_stop",
+    "terminal_list",
+    "terminal_run_paged",
+    "terminal_retry",
+    "terminal_diff",
+    "terminal_resize",
+    "terminal_send_key",
+    "terminal_get_history",
+    "terminal_write_file",
+    "terminal_watch",
+];
+/// Most sessions at once.
+pub const MAX_SESSIONS: usize = 10;
+/// Sessions idle this long are ended.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// The hint when a git/where/which output had no parser.
+pub const PROPOSE_PARSER: &str = "Structured parser unavailable for this command signature. If you need this often, propose one.";
+/// Unparsed output at least this long earns the hint.
+const PROPOSE_MIN_BYTES: usize = 200;
+
+pub fn identity() -> Identity {
+    Identity {
+        name: "smart-terminal-mcp",
+        title: "smart-terminal-mcp (termpilot)",
+        instructions: "Real terminals for agents. Core tools are listed directly; more sit behind terminal_extra ({list:true} shows their schemas).",
+        tool_names: &[],
+        errors: ErrorShape::Sentence,
+    }
+}
+
+/// Limits, shell and surface from the preset's environment variables.
+pub fn configure(config: &mut Config, explicit: Explicit) -> Result<(), String> {
+    if !explicit.max_sessions {
+        config.max_sessions = MAX_SESSIONS;
+    }
+    if !explicit.idle_timeout {
+        config.idle_timeout = IDLE_TIMEOUT;
+    }
+    if !explicit.shell_flag
+        && let Some(shell) = std::env::var("SMART_TERMINAL_SHELL")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+    {
+        config.shell = Some(shell);
+    }
+    if !explicit.surface {
+        config.surface = surface(
+            std::env::var("SMART_TERMINAL_DISABLED_TOOLS")
+                .ok()
+                .as_deref(),
+        );
+    }
+    Ok(())
+}
+
+/// `SMART_TERMINAL_DISABLED_TOOLS` names the tools moved behind `terminal_extra` (unset: the
+/// 8 extras); an empty value means every tool is direct. Names it does not know are ignored.
+fn surface(disabled: Option<&str>) -> termpilot::config::Surface {
+    let mut surface = termpilot::config::Surface::default();
+    match disabled {
+        None => {
+            surface.core_tools = Some(DEFAULT_CORE.iter().map(|s| s.to_string()).collect());
+        }
+        Some(list) if list.trim().is_empty() => surface.all_direct = true,
+        Some(list) => {
+            let off: Vec<&str> = list.split(',').map(str::trim).collect();
+            surface.core_tools = Some(
+                TOOLS
+                    .iter()
+                    .filter(|t| !off.contains(t))
+                    .map(|s| s.to_string())
+                    .collect(),
+            );
+        }
+    }
+    surface
+}
+
+pub fn tools(n: &Natives) -> Vec<ToolDef> {
+    let fire_and_forget = |name: &'static str, hide: &'static [&'static str], description| {
+        Adapt {
+            hide,
+            fixed: vec![("returnOutput", json!("none"))],
+            reshape: Some(Arc::new(move |_, given: &JsonObject| {
+                let mut out = json!({"success": true, "sessionId": given.get("sessionId")});
+                if name == "terminal_send_key" {
+                    out["key"] = given.get("key").cloned().unwrap_or(Value::Null);
+                }
+                Ok(out)
+            })),
+            ..Adapt::same(name, description)
+        }
+        .build(n.get(name))
+    };
+    vec![
+        Adapt {
+            hide: &["command", "login", "scrollback", "theme"],
+            ..Adapt::same(
+                "terminal_start",
+                "Start a persistent shell session (PTY). Returns sessionId, shell, shellType, cwd and the startup banner.",
+            )
+        }
+        .build(n.get("terminal_start")),
+        Adapt::same(
+            "terminal_exec",
+            "Run a command in a session and wait until it really finishes (prompt marks, not guesses). Returns output (head and tail kept past maxLines), exitCode, cwd, timedOut; quietExitMs returns early once output stops after minOutputBytes bytes of output.",
+        )
+        .build(n.get("terminal_exec")),
+        Adapt {
+            hide: &["env", "stdin"],
+            reshape: Some(Arc::new(run_result)),
+            ..Adapt::same(
+                "terminal_run",
+                "Run one non-interactive command as cmd + args, without a shell unless shell is true (then /bin/sh; cmd.exe on Windows). Output is capped at maxOutputBytes (stdout and stderr together). Parses supported read-only commands (git status/log/branch/diff/…, where, which) into stdout.parsed; successExitCode, successFile and successFilePattern check the outcome.",
+            )
+        }
+        .build(n.get("terminal_run")),
+        Adapt {
+            hide: &["view", "raw", "page", "joinWrapped", "cursor", "highlights"],
+            ..Adapt::same(
+                "terminal_read",
+                "Read a session's buffered output, returning once it has been idle for idleTimeout ms. since (a position from an earlier call) returns only what came after it.",
+            )
+        }
+        .build(n.get("terminal_read")),
+        fire_and_forget(
+            "terminal_write",
+            &["paste", "returnOutput"],
+            "Write raw data to a session (\\r is Enter, \\t is Tab) for interactive programs; read the answer with terminal_read.",
+        ),
+        Adapt {
+            hide: &["until", "on", "quietMs"],
+            require: &["pattern"],
+            ..Adapt::same(
+                "terminal_wait",
+                "Wait for a pattern (text or regex) in output produced after the call (or after since). The echo of typed input never matches. returnMode tail (last tailLines lines), full or match-only.",
+            )
+        }
+        .build(n.get("terminal_wait")),
+        Adapt {
+            hide: &["overwrite"],
+            ..Adapt::same(
+            "terminal_stop",
+            "Stop a session and kill its whole process group; optionally return the last snapshotLines lines and write the full transcript to transcriptPath.",
+        )}
+        .build(n.get("terminal_stop")),
+        Adapt::same(
+            "terminal_list",
+            "List the open sessions (verbose:false: id, name, cwd, alive, busy only).",
+        )
+        .build(n.get("terminal_list")),
+        Adapt {
+            check: Some(read_only_signature),
+            ..Adapt::same(
+                "terminal_run_paged",
+                "Run a read-only command (git branch/diff/log/ls-files/remote/rev-parse/status, tasklist, where, which) as cmd + args and return one page of stdout lines with pageInfo {page, pageSize, totalLines, hasNext}; summary:true gives a short summary where supported.",
+            )
+        }
+        .build(n.get("terminal_run_paged")),
+        Adapt::same(
+            "terminal_retry",
+            "Run a command in a session until it succeeds (exit code, or successPattern), up to maxRetries more times with exponential, linear or fixed backoff.",
+        )
+        .build(n.get("terminal_retry")),
+        Adapt::same(
+            "terminal_diff",
+            "Run two commands in a session and return a unified diff of their outputs, and whether they are identical.",
+        )
+        .build(n.get("terminal_diff")),
+        Adapt::same(
+            "terminal_resize",
+            "Resize a session's terminal to cols × rows.",
+        )
+        .build(n.get("terminal_resize")),
+        fire_and_forget(
+            "terminal_send_key",
+            &["count", "returnOutput"],
+            "Send a named key to a session: ctrl+c/d/z/l/a/e/u/k/w, tab, enter, escape, up, down, left, right, home, end, pageup, pagedown, backspace, delete, f1–f12.",
+        ),
+        Adapt::same(
+            "terminal_get_history",
+            "Read a session's output history by line: offset from the start, up to maxLines, as lines or text.",
+        )
+        .build(n.get("terminal_get_history")),
+        Adapt {
+            hide: &["createDirs", "breakLinks"],
+            require: &["sessionId"],
+            ..Adapt::same(
+                "terminal_write_file",
+                "Write content to a file directly, without shell escaping: path absolute or relative to the session's cwd; encoding utf-8, ascii, base64, hex or latin1; append to add to the end.",
+            )
+        }
+        .build(n.get("terminal_write_file")),
+        Adapt {
+            reshape: Some(Arc::new(|mut v, _| {
+                if let Value::Object(map) = &mut v {
+                    map.entry("context").or_insert_with(|| json!([]));
+                }
+                Ok(v)
+            })),
+            ..Adapt::same(
+                "terminal_watch",
+                "Wait for the first of several triggers (1–10 patterns with ids), quiet output (quietExitMs), the program's exit or the timeout. Returns reason, triggerId, matchedLine, context and position.",
+            )
+        }
+        .build(n.get("terminal_watch")),
+    ]
+}
+
+/// The read-only signatures `terminal_run_paged` runs.
+fn read_only_signature(args: &JsonObject) -> Result<(), ToolError> {
+    let cmd = args.get("cmd").and_then(Value::as_str).unwrap_or("");
+    let first = args
+        .get("args")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let program = std::path::Path::new(cmd)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(cmd)
+        .to_ascii_lowercase();
+    let allowed = match program.as_str() {
+        "git" => [
+            "branch",
+            "diff",
+            "log",
+            "ls-files",
+            "remote",
+            "rev-parse",
+            "status",
+        ]
+        .contains(&first),
+        "tasklist" | "where" | "which" => true,
+        _ => false,
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(ToolError::new(format!(
+            "terminal_run_paged runs only read-only commands (git branch, diff, log, ls-files, remote, rev-parse, status; tasklist; where; which), not `{} {first}`; use terminal_run for it.",
+            cmd
+        )))
+    }
+}
+
+/// git status lists as path strings, and the "propose one" hint.
+fn run_result(mut v: Value, given: &JsonObject) -> Result<Value, ToolError> {
+    let cmd = given.get("cmd").and_then(Value::as_str).unwrap_or("");
+    let program = std::path::Path::new(cmd)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(cmd)
+        .to_ascii_lowercase();
+    let first = given
+        .get("args")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+        .and_then(Value::as_str);
+    if program == "git"
+        && first == Some("status")
+        && let Some(Value::Object(parsed)) = v.pointer_mut("/stdout/parsed")
+    {
+        for list in ["staged", "modified", "conflicted"] {
+            if let Some(Value::Array(items)) = parsed.get_mut(list) {
+                for item in items.iter_mut() {
+                    if let Some(path) = item.get("path").cloned() {
+                        *item = path;
+                    }
+                }
+            }
+        }
+    }
+    let parse = given.get("parse").and_then(Value::as_bool).unwrap_or(true);
+    let unparsed = v.pointer("/stdout/parsed").is_none_or(Value::is_null);
+    let raw_len = v
+        .pointer("/stdout/raw")
+        .and_then(Value::as_str)
+        .map_or(0, str::len);
+    let ok = v.get("ok").and_then(Value::as_bool).unwrap_or(false);
+    if parse
+        && unparsed
+        && ok
+        && raw_len >= PROPOSE_MIN_BYTES
+        && matches!(program.as_str(), "git" | "where" | "which")
+        && let Value::Object(map) = &mut v
+    {
+        map.entry("hint")
+            .or_insert_with(|| Value::String(PROPOSE_PARSER.into()));
+    }
+    Ok(v)
+}
