@@ -7,6 +7,7 @@ mod exec;
 mod ingest;
 mod memory;
 mod pipeline;
+mod remote;
 mod sandbox;
 mod screenshot;
 mod soak;
@@ -34,6 +35,7 @@ fn main() {
         ("memory", memory::run),
         ("exec", exec::run),
         ("soak", soak::run),
+        ("remote", remote::run),
         ("sandbox", sandbox::run),
         ("web", web::run),
     ];

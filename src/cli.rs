@@ -112,6 +112,14 @@ pub struct ServeArgs {
     /// Where jobs and locks are kept (default: $XDG_STATE_HOME/termpilot).
     #[arg(long, global = true, env = "TERMPILOT_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
+    /// An option for every ssh (KEY=VALUE, repeatable), e.g. ConnectTimeout=5.
+    /// BatchMode=yes and StrictHostKeyChecking=yes are fixed.
+    #[arg(long = "ssh-option", global = true, value_name = "KEY=VALUE",
+          value_parser = parse_ssh_option)]
+    pub ssh_options: Vec<String>,
+    /// The ssh config file for every ssh (`ssh -F`; default: ~/.ssh/config).
+    #[arg(long, global = true, env = "TERMPILOT_SSH_CONFIG")]
+    pub ssh_config: Option<PathBuf>,
     /// Confine every process termpilot starts, enforced by the kernel (Linux): off,
     /// read-only or workspace-write.
     #[arg(long, global = true, env = "TERMPILOT_SANDBOX", value_parser = sandbox::Mode::parse,
@@ -168,6 +176,16 @@ pub fn explicit(matches: &clap::ArgMatches) -> crate::mcp::compat::Explicit {
     }
 }
 
+/// One `--ssh-option`, checked at start-up.
+fn parse_ssh_option(s: &str) -> Result<String, String> {
+    let options = termpilot::remote::RemoteOptions {
+        ssh_options: vec![s.to_string()],
+        ..Default::default()
+    };
+    options.check().map_err(|e| e.to_string())?;
+    Ok(s.to_string())
+}
+
 impl ServeArgs {
     pub fn into_config(self) -> Config {
         let list = |s: &str| -> Vec<String> {
@@ -202,6 +220,10 @@ impl ServeArgs {
             idle_timeout: self.idle_timeout.unwrap_or(config::DEFAULT_IDLE_TIMEOUT),
             state_dir: self.state_dir.unwrap_or_else(config::default_state_dir),
             surface,
+            remote: termpilot::remote::RemoteOptions {
+                ssh_config: self.ssh_config,
+                ssh_options: self.ssh_options,
+            },
             sandbox: sandbox::Settings {
                 mode: self.sandbox,
                 writable: self.writable,

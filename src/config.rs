@@ -38,6 +38,8 @@ pub struct Config {
     pub state_dir: PathBuf,
     /// Which tools the MCP face exposes, and how.
     pub surface: Surface,
+    /// How SSH hosts, containers and pods are reached (`--ssh-option`, `--ssh-config`, …).
+    pub remote: crate::remote::RemoteOptions,
     /// What `--sandbox`, `--writable`, `--network` and `--deny-read` asked for.
     pub sandbox: crate::sandbox::Settings,
     /// The most bytes one spill file of a one-shot stream takes (`--max-spill-bytes`).
@@ -85,6 +87,7 @@ impl Default for Config {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             state_dir: default_state_dir(),
             surface: Surface::default(),
+            remote: Default::default(),
             sandbox: Default::default(),
             max_spill_bytes: DEFAULT_MAX_SPILL_BYTES,
             session_ids: SessionIds::default(),

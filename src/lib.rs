@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod locks;
 pub mod platform;
 pub mod progress;
+pub mod remote;
 pub mod render;
 pub mod sandbox;
 pub mod session;

@@ -47,6 +47,9 @@ pub struct SessionSummary {
     /// The exit code of an ended command session (or shell), when it exited normally.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// The target of a remote session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// The sandbox its processes run in: off, read-only or workspace-write.
     pub sandbox: &'static str,
     /// `"person"` while someone holds the keyboard from the web page.
@@ -67,6 +70,8 @@ pub struct StartRequest {
     pub login: Option<bool>,
     pub name: Option<String>,
     pub theme: Option<String>,
+    /// A plain-terminal session on another machine (its shell is `remote.kind` there).
+    pub remote: Option<crate::remote::shell::RemoteShell>,
     /// A stricter sandbox than the server's for this session (never a looser one).
     pub sandbox: Option<crate::sandbox::Mode>,
 }
@@ -116,8 +121,16 @@ impl SessionManager {
 
     /// Starts a new session.
     pub fn start(&self, req: StartRequest) -> Result<Arc<Session>> {
-        let shell = shell::resolve(req.shell.as_deref(), self.config.shell.as_deref())?;
-        let cwd = match req.cwd.or_else(|| self.config.cwd.clone()) {
+        let shell = match &req.remote {
+            Some(r) => shell::Shell {
+                program: r.kind.name().into(),
+                kind: r.kind,
+            },
+            None => shell::resolve(req.shell.as_deref(), self.config.shell.as_deref())?,
+        };
+        // A remote session's cwd is on the target (in `remote`); the transport runs here.
+        let cwd = req.cwd.filter(|_| req.remote.is_none());
+        let cwd = match cwd.or_else(|| self.config.cwd.clone()) {
             Some(dir) => dir,
             None => std::env::current_dir()
                 .map_err(|e| Error::io("The server has no working directory", "pass cwd", e))?,
@@ -143,6 +156,7 @@ impl SessionManager {
             login: req.login.unwrap_or(self.config.login),
             name: req.name.filter(|n| !n.trim().is_empty()),
             theme: req.theme.unwrap_or_else(|| "dark".into()),
+            remote: req.remote,
         };
         let mut inner = self.inner();
         if inner.live.len() >= self.config.max_sessions && self.config.evict_lru {
@@ -340,6 +354,7 @@ impl SessionManager {
                     theme: s.shape.theme.clone(),
                     exited: s.exit().as_ref().map(describe_exit),
                     exit_code: s.exit().and_then(|e| e.code),
+                    host: s.shape.remote.as_ref().map(|r| r.target.to_string()),
                     sandbox: crate::sandbox::session_mode(&s.shape.env).as_str(),
                     controller: (s.controller() == crate::session::control::Controller::Person)
                         .then_some("person"),

@@ -174,7 +174,6 @@ async fn sessions_are_resources_and_their_coming_and_going_is_announced() {
 }
 
 #[tokio::test]
-#[ignore = "fails since the web and session-exactness merge: the wait for `cursor-2` misses the line (issue 10/17 follow-up)"]
 async fn a_resource_read_moves_no_read_cursor() {
     let client = start().await;
     let id = client

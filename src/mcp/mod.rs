@@ -8,11 +8,11 @@
 //! - [`reply`] shapes results (`structuredContent` + the same JSON as text) and errors.
 //! - [`tools`] holds the native handlers, one small file per group of tools.
 //! - [`http`] serves MCP over Streamable HTTP (and the web page) with a bearer token.
+//! - [`remote`] routes calls that name a `host` to SSH hosts, containers and pods.
 //! - [`stdio`] frames the stdio transport; [`frame`] judges each line so every request is
 //!   answered.
 //! - [`logging`]: shapes of calls at every level; whole messages only under `termpilot::wire`.
 //! - [`resources`] serves sessions, jobs and skills as MCP resources (one provider each).
-//!
 //! - [`compat`] holds the `--compat` presets: other servers' surfaces over the same tools.
 //!
 //! Nothing here owns state: the [`termpilot::Core`] handle does.
@@ -24,6 +24,7 @@ pub mod http;
 pub mod logging;
 pub mod progress;
 pub mod registry;
+pub mod remote;
 pub mod reply;
 pub mod resources;
 pub mod schema;

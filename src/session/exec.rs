@@ -326,7 +326,9 @@ impl Session {
             if now >= input_at {
                 last_input_check = now;
                 let group = self.foreground_group().unwrap_or(self.pid);
+                // A remote shell's programs are not in this machine's /proc (only ssh is).
                 if let Some(tty) = &tty
+                    && self.shape.remote.is_none()
                     && platform::waiting_for_input(group, tty)
                     // What it printed before it waited (its prompt, or the shell's `D`) is in.
                     && self.scanned_all()

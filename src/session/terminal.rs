@@ -48,6 +48,8 @@ pub struct Shape {
     pub login: bool,
     pub name: Option<String>,
     pub theme: String,
+    /// A plain-terminal session on another machine: the transport is the program here.
+    pub remote: Option<crate::remote::shell::RemoteShell>,
 }
 
 /// A session's state at a glance.
@@ -80,6 +82,10 @@ pub struct State {
     pub echo: EchoMask,
     /// Where the next `terminal_read` without `since` starts.
     pub read_cursor: u64,
+    /// The output position when input was last written: a wait without `since` starts at
+    /// the later of this and `read_cursor`, so output that arrived between a write and the
+    /// wait is seen, and unread output from before the write is not taken for its answer.
+    pub input_at: u64,
     pub last_output: Instant,
     pub exit: Option<Exit>,
     /// When `exit` was recorded.
@@ -292,7 +298,15 @@ impl Session {
         let mut integration_remove = Vec::new();
         let mut hooked = false;
         let mut scanner = Scanner::default();
+        if let Some(remote) = &shape.remote {
+            // A remote shell: the transport runs here, the hooks travel in its command line.
+            let launch = remote.launch();
+            cmd = CommandBuilder::from_argv(launch.argv.iter().map(Into::into).collect());
+            scanner = Scanner::signed_with(&launch.nonce);
+            hooked = true;
+        }
         match &shape.command {
+            _ if shape.remote.is_some() => {}
             Some(command) => cmd.args(shape.shell.command_args(command)),
             None => match integration::prepare(&shape.shell, shape.login, &shape.env)? {
                 Some(launch) => {
@@ -352,6 +366,7 @@ impl Session {
             history: LineHistory::default(),
             echo: EchoMask::default(),
             read_cursor: 0,
+            input_at: 0,
             last_output: now,
             exit: None,
             exited_at: None,
@@ -532,6 +547,13 @@ impl Session {
         }
     }
 
+    /// Where a wait or watch without `since` starts: the later of the read cursor and the
+    /// last write, so nothing that arrived after the agent's input or last read is missed.
+    pub fn wait_start(&self) -> u64 {
+        let s = self.state();
+        s.read_cursor.max(s.input_at).min(s.log.end())
+    }
+
     /// Writes bytes to the program. `echo` is the text whose echo waits must not match.
     /// Returns the output position at the moment of writing.
     pub async fn write(&self, bytes: Vec<u8>, echo: Option<&str>) -> Result<u64> {
@@ -548,7 +570,8 @@ impl Session {
             if let Some(text) = echo {
                 state.echo.expect(text);
             }
-            state.log.end()
+            state.input_at = state.log.end();
+            state.input_at
         };
         self.touch();
         let (done, ack) = oneshot::channel();

@@ -56,7 +56,7 @@ pub struct WatchOutcome {
 }
 
 impl Session {
-    /// Watches the output from `since` (default: now) line by line.
+    /// Watches the output from `since` (default: [`Session::wait_start`]) line by line.
     #[allow(clippy::too_many_arguments)]
     pub async fn watch(
         &self,
@@ -71,7 +71,7 @@ impl Session {
         let start = Instant::now();
         let deadline = start + timeout.min(MAX_WATCH);
         let mut rx = self.subscribe();
-        let mut scan = LineScan::new(since.unwrap_or_else(|| self.state().log.end()));
+        let mut scan = LineScan::new(since.unwrap_or_else(|| self.wait_start()));
         let mut recent: VecDeque<String> = VecDeque::new();
         let mut next_progress = start + PROGRESS_EVERY;
         loop {

@@ -6,6 +6,7 @@ pub mod cdp;
 pub mod compat;
 pub mod http;
 pub mod procs;
+pub mod sshd;
 
 use std::process::Stdio;
 use std::time::Duration;

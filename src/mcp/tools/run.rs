@@ -25,9 +25,9 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_run",
             "Run a program",
-            "Run a program (cmd + args; shell:true for pipes): exit code, capped stdout/stderr, git parsed.",
+            "Run cmd+args (shell:true for pipes; host/hosts: remote): exit code, capped output, git parsed.",
             Hints::RUNS_COMMANDS,
-            run,
+            crate::mcp::remote::run::terminal_run,
         ),
         ToolDef::new(
             "terminal_run_paged",
@@ -94,6 +94,17 @@ pub struct RunParams {
     pub success_exit_code: Option<i32>,
     pub success_file: Option<String>,
     pub success_file_pattern: Option<String>,
+    // The remote parameters (README "Remote machines"): not in the schema, which would
+    // take the default tools/list past its 6 KB budget; the description names them.
+    /// user@box, an ssh alias, ssh://u@h:port, docker://NAME, podman://NAME, k8s://ns/pod.
+    #[schemars(skip)]
+    pub host: Option<String>,
+    /// A fleet: one result per host, outputs grouped.
+    #[schemars(skip)]
+    pub hosts: Option<Vec<String>>,
+    /// Fleet hosts run at once (1–100, default 16).
+    #[schemars(skip)]
+    pub concurrency: Option<usize>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -122,6 +133,10 @@ pub struct PagedParams {
     pub page_size: usize,
     #[serde(default)]
     pub summary: bool,
+    /// Run there: user@box, an ssh alias, ssh://u@h:port, docker://NAME, podman://NAME,
+    /// k8s://ns/pod. Kept out of the schema like terminal_run's (README "Remote machines").
+    #[schemars(skip)]
+    pub host: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -190,6 +205,11 @@ pub struct RunResult {
     pub checks: Option<ChecksOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// The target it ran on (`host`), and how it was reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// The sandbox the command ran in: off, read-only or workspace-write.
     pub sandbox: &'static str,
 }
@@ -283,7 +303,7 @@ fn stdout_out(s: &Captured, raw: Option<String>) -> StdoutOut {
 }
 
 /// The envelope shared by `terminal_run` and `terminal_run_paged`, before parsing.
-fn envelope(
+pub(crate) fn envelope(
     cmd: String,
     args: Vec<String>,
     dir: &Option<PathBuf>,
@@ -302,6 +322,8 @@ fn envelope(
         stdout: stdout_out(&out.stdout, Some(out.stdout.text())),
         stderr: stderr_out(&out.stderr),
         checks: None,
+        host: None,
+        via: None,
         hint: out.timed_out.then(|| timeout_hint(timeout)).or_else(|| {
             let failed = out.exit_code.is_some_and(|c| c != 0);
             sandbox::denial_hint(sandbox::server_mode(), failed, &out.stderr.text())
@@ -310,7 +332,7 @@ fn envelope(
     }
 }
 
-async fn run(ctx: ToolCtx, p: RunParams) -> Result<RunResult, ToolError> {
+pub(crate) async fn run(ctx: ToolCtx, p: RunParams) -> Result<RunResult, ToolError> {
     // Everything that can be wrong with the call is found before anything runs.
     let pattern = match (&p.success_file, &p.success_file_pattern) {
         (None, Some(_)) => {
@@ -397,13 +419,24 @@ async fn run(ctx: ToolCtx, p: RunParams) -> Result<RunResult, ToolError> {
 }
 
 async fn run_paged(ctx: ToolCtx, p: PagedParams) -> Result<PagedResult, ToolError> {
+    if let Some(host) = &p.host {
+        return crate::mcp::remote::run::paged(ctx, host.clone(), p).await;
+    }
     let dir = run_dir(&ctx, p.cwd.clone());
     let mut spec = Spec::direct(p.cmd.clone(), p.args.clone());
     spec.cwd = dir.clone();
     spec.timeout = Duration::from_millis(p.timeout);
     spec.cap = OutputCap::Total(p.max_output_bytes);
     let out = termpilot::exec::run(spec, &ctx.cancel).await?;
-    let mut run = envelope(p.cmd.clone(), p.args.clone(), &dir, &out, p.timeout);
+    Ok(paged_result(
+        &p,
+        envelope(p.cmd.clone(), p.args.clone(), &dir, &out, p.timeout),
+        &out,
+    ))
+}
+
+/// Pages `out`'s stdout into the envelope `run` (shared with the remote form).
+pub(crate) fn paged_result(p: &PagedParams, mut run: RunResult, out: &Outcome) -> PagedResult {
     run.ok = !out.timed_out && out.exit_code == Some(0);
     let page = pager::page_captured(&out.stdout, p.page, p.page_size);
     run.stdout.raw = Some(page.lines.join("\n"));
@@ -414,7 +447,7 @@ async fn run_paged(ctx: ToolCtx, p: PagedParams) -> Result<PagedResult, ToolErro
     {
         run.stdout.summary = Some(parsed.summary);
     }
-    Ok(PagedResult {
+    PagedResult {
         run,
         page_info: PageInfo {
             page: page.page,
@@ -422,7 +455,7 @@ async fn run_paged(ctx: ToolCtx, p: PagedParams) -> Result<PagedResult, ToolErro
             total_lines: page.total_lines,
             has_next: page.has_next,
         },
-    })
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -19,6 +19,11 @@ pub async fn lock(ctx: &ToolCtx, id: &str) -> Result<(Arc<Session>, SessionGuard
         }
     };
     session.touch();
+    // A remote shell restarted under a reserved id takes a moment to connect: the call
+    // waits (bounded) for its first prompt, as terminal_start does.
+    if session.shape.remote.is_some() && !session.state().integrated() {
+        crate::mcp::remote::session::wait_first_prompt(&session, &ctx.cancel).await;
+    }
     Ok((session, SessionGuard(guard)))
 }
 

@@ -71,6 +71,10 @@ pub struct StartParams {
     #[schemars(range(min = 0, max = 100000))]
     pub scrollback: Option<usize>,
     pub theme: Option<Theme>,
+    /// A plain-terminal session there (README "Remote machines"); not in the schema, which
+    /// would take the default tools/list past its 6 KB budget.
+    #[schemars(skip)]
+    pub host: Option<String>,
     /// Only tightens the server's sandbox. Kept out of the slim schema (the default tool
     /// surface is at its 6 KB budget); the README documents it.
     #[schemars(skip)]
@@ -114,11 +118,23 @@ pub struct StartResult {
     pub attach: Option<String>,
     pub cols: u16,
     pub rows: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// The sandbox the session runs in: off, read-only or workspace-write.
     pub sandbox: &'static str,
 }
 
 async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
+    let remote = crate::mcp::remote::session::remote_shell(
+        &ctx,
+        p.host.as_deref(),
+        p.shell.as_deref(),
+        p.command.as_deref(),
+        p.cwd.as_deref(),
+        p.env.as_ref(),
+    )?;
     let request = StartRequest {
         shell: p.shell,
         command: p.command,
@@ -130,10 +146,12 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         login: p.login,
         name: p.name,
         theme: p.theme.map(|t| t.name().to_string()),
+        remote,
         sandbox: p.sandbox,
     };
     let session = ctx.core.sessions.start(request)?;
     session.wait_ready(&ctx.cancel).await;
+    crate::mcp::remote::session::check_started(&ctx, &session).await?;
     let banner = session.output_since(0, 50, false);
     session.state().read_cursor = banner.position;
     Ok(StartResult {
@@ -148,6 +166,12 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         attach: session.attach_command(),
         cols: session.shape.size.cols,
         rows: session.shape.size.rows,
+        host: session.shape.remote.as_ref().map(|r| r.target.to_string()),
+        via: session
+            .shape
+            .remote
+            .as_ref()
+            .map(|_| crate::mcp::remote::VIA_TERMINAL.to_string()),
         sandbox: termpilot::sandbox::session_mode(&session.shape.env).as_str(),
     })
 }

@@ -149,7 +149,7 @@ async fn wait(ctx: ToolCtx, p: WaitParams) -> Result<WaitResult, ToolError> {
     };
     let (session, _guard) = lock(&ctx, &p.session_id).await?;
     let start = session.state().log.end();
-    let since = p.since.unwrap_or(start);
+    let since = p.since.unwrap_or_else(|| session.wait_start());
     let outcome = session
         .wait_until(
             &until,
@@ -226,7 +226,7 @@ pub struct WatchParams {
     #[serde(default = "three")]
     #[schemars(range(min = 0, max = 50))]
     pub context_lines: usize,
-    /// Match output from this position (default: from the call on).
+    /// Match output from this position (default: the later of the last read and the last write).
     pub since: Option<u64>,
 }
 

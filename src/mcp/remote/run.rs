@@ -1,0 +1,364 @@
+//! `terminal_run` with `host` (one target) or `hosts` (a fleet).
+//!
+//! Without either, the call is the local `terminal_run`. With `host`, the command runs on
+//! the target through its transport and the result is the local one's shape plus `host`
+//! and `via`. With `hosts`, one result per target (status, exit code, duration, which
+//! output it printed), the outputs grouped so identical ones appear once, and a summary.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use termpilot::exec::{Captured, Outcome, OutputCap, parse};
+use termpilot::remote::{self, OneShot, Ran, RemoteCommand, Target, fleet};
+
+use super::{VIA_TERMINAL, route};
+use crate::mcp::registry::ToolCtx;
+use crate::mcp::reply::ToolError;
+use crate::mcp::tools::run::{
+    PagedParams, PagedResult, RunParams, RunResult, envelope, paged_result,
+};
+
+/// `terminal_run`'s result: one run, or one per fleet target.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RunReply {
+    One(Box<RunResult>),
+    Fleet(FleetResult),
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetResult {
+    /// Every target ran the command and it succeeded.
+    pub ok: bool,
+    pub cmd: String,
+    pub args: Vec<String>,
+    pub via: String,
+    pub summary: FleetSummary,
+    /// One per target, in the order asked.
+    pub results: Vec<HostResult>,
+    /// Each distinct output once, with the targets that printed it.
+    pub outputs: Vec<OutputGroup>,
+}
+
+#[derive(Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetSummary {
+    pub total: usize,
+    pub succeeded: usize,
+    pub failed: usize,
+    pub timed_out: usize,
+    pub unreachable: usize,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HostResult {
+    pub host: String,
+    pub ok: bool,
+    /// `ok`, `failed`, `timedOut` or `unreachable`.
+    pub status: String,
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    /// Index into `outputs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<usize>,
+    /// Why the target could not be used (unreachable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// What went wrong, in one word (`unknownHostKey`, `loginRefused`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The whole streams, when they outgrew the cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdout_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_path: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OutputGroup {
+    pub hosts: Vec<String>,
+    pub exit_code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+}
+
+/// `terminal_run`: local, on one target, or on a fleet.
+pub async fn terminal_run(ctx: ToolCtx, p: RunParams) -> Result<RunReply, ToolError> {
+    match (p.host.clone(), p.hosts.clone()) {
+        (None, None) => {
+            if p.concurrency.is_some() {
+                return Err(ToolError::new(
+                    "concurrency applies only to a fleet run; pass hosts as well, or drop concurrency.",
+                ));
+            }
+            Ok(RunReply::One(Box::new(
+                crate::mcp::tools::run::run(ctx, p).await?,
+            )))
+        }
+        (Some(_), Some(_)) => Err(ToolError::new(
+            "host and hosts were both given; pass host for one target or hosts for several.",
+        )),
+        (Some(host), None) => one(ctx, p, &host).await.map(Box::new).map(RunReply::One),
+        (None, Some(hosts)) => many(ctx, p, &hosts).await.map(RunReply::Fleet),
+    }
+}
+
+/// What the remote form refuses, checked before anything runs.
+fn check_remote(p: &RunParams) -> Result<(), ToolError> {
+    if p.success_file.is_some() || p.success_file_pattern.is_some() {
+        return Err(ToolError::new(
+            "successFile checks a file on this machine, so it cannot be used with host or hosts; check the file with the command itself (e.g. `test -f FILE`).",
+        ));
+    }
+    Ok(())
+}
+
+fn one_shot(p: &RunParams) -> OneShot {
+    OneShot {
+        command: RemoteCommand {
+            cmd: p.cmd.clone(),
+            args: p.args.clone(),
+            shell: p.shell,
+            cwd: p.cwd.clone(),
+            env: p.env.clone().unwrap_or_default().into_iter().collect(),
+        },
+        stdin: p.stdin.as_ref().map(|s| s.as_bytes().to_vec()),
+        timeout: Duration::from_millis(p.timeout),
+        cap: OutputCap::Total(p.max_output_bytes),
+    }
+}
+
+/// Runs `job` on one target: the outcome, or the link's failure as an error.
+async fn run_on(ctx: &ToolCtx, target: &Target, job: &OneShot) -> Result<Outcome, ToolError> {
+    job.command.argv()?;
+    match remote::run(target, &ctx.core.config.remote, job, &ctx.cancel).await? {
+        Ran::Done(out) => Ok(*out),
+        Ran::LinkFailed(failure) => Err(ToolError::new(failure.sentence(target))),
+    }
+}
+
+/// The local envelope, told where it ran.
+fn remote_envelope(
+    cmd: &str,
+    args: &[String],
+    cwd: Option<&str>,
+    target: &Target,
+    out: &Outcome,
+    timeout: u64,
+) -> RunResult {
+    let mut result = envelope(cmd.to_string(), args.to_vec(), &None, out, timeout);
+    result.cwd = cwd.unwrap_or("~").to_string();
+    result.host = Some(target.to_string());
+    result.via = Some(VIA_TERMINAL.into());
+    result
+}
+
+/// `terminal_run_paged` with `host`.
+pub async fn paged(ctx: ToolCtx, host: String, p: PagedParams) -> Result<PagedResult, ToolError> {
+    let target = route(&host)?;
+    let job = OneShot {
+        command: RemoteCommand {
+            cmd: p.cmd.clone(),
+            args: p.args.clone(),
+            shell: false,
+            cwd: p.cwd.clone(),
+            env: Vec::new(),
+        },
+        stdin: None,
+        timeout: Duration::from_millis(p.timeout),
+        cap: OutputCap::Total(p.max_output_bytes),
+    };
+    let out = run_on(&ctx, &target, &job).await?;
+    let run = remote_envelope(&p.cmd, &p.args, p.cwd.as_deref(), &target, &out, p.timeout);
+    Ok(paged_result(&p, run, &out))
+}
+
+async fn one(ctx: ToolCtx, p: RunParams, host: &str) -> Result<RunResult, ToolError> {
+    if p.concurrency.is_some() {
+        return Err(ToolError::new(
+            "concurrency applies only to a fleet run (hosts); drop it for one host.",
+        ));
+    }
+    let target = route(host)?;
+    check_remote(&p)?;
+    let out = run_on(&ctx, &target, &one_shot(&p)).await?;
+    let mut result = remote_envelope(&p.cmd, &p.args, p.cwd.as_deref(), &target, &out, p.timeout);
+    result.ok = !out.timed_out && exit_ok(&p, &out);
+    if p.parse
+        && !p.shell
+        && !out.timed_out
+        && !out.stdout.truncated
+        && let Some(parsed) = parse::parse(&p.cmd, &p.args, &out.stdout.text())
+    {
+        if p.summary {
+            result.stdout.summary = Some(parsed.summary);
+            result.stdout.raw = None;
+        }
+        result.stdout.parsed = Some(parsed.value);
+        if p.parse_only {
+            result.stdout.raw = None;
+        }
+    }
+    Ok(result)
+}
+
+fn exit_ok(p: &RunParams, out: &Outcome) -> bool {
+    p.success_exit_code.is_none_or(|c| out.exit_code == Some(c))
+}
+
+/// Parses every fleet target, refusing an empty, oversized or repeating list.
+fn targets(hosts: &[String]) -> Result<Vec<Target>, ToolError> {
+    if hosts.is_empty() || hosts.len() > fleet::MAX_TARGETS {
+        return Err(ToolError::new(format!(
+            "hosts names {} targets; pass 1 to {} (split a bigger fleet into several calls).",
+            hosts.len(),
+            fleet::MAX_TARGETS
+        )));
+    }
+    let mut seen = BTreeSet::new();
+    let mut targets = Vec::with_capacity(hosts.len());
+    for host in hosts {
+        let target = route(host)?;
+        if !seen.insert(target.to_string()) {
+            return Err(ToolError::new(format!(
+                "hosts names `{target}` twice; name each target once."
+            )));
+        }
+        targets.push(target);
+    }
+    Ok(targets)
+}
+
+fn spilled(c: &Captured) -> Option<String> {
+    c.full_output_path.as_ref().map(|p| p.display().to_string())
+}
+
+async fn many(ctx: ToolCtx, p: RunParams, hosts: &[String]) -> Result<FleetResult, ToolError> {
+    let targets = targets(hosts)?;
+    check_remote(&p)?;
+    let job = one_shot(&p);
+    job.command.argv()?;
+    let concurrency = p.concurrency.unwrap_or(fleet::DEFAULT_CONCURRENCY);
+    if !(1..=fleet::MAX_TARGETS).contains(&concurrency) {
+        return Err(ToolError::new(format!(
+            "concurrency is {concurrency}; pass 1 to {} (default {}).",
+            fleet::MAX_TARGETS,
+            fleet::DEFAULT_CONCURRENCY
+        )));
+    }
+    let runs = fleet::run(
+        &targets,
+        &ctx.core.config.remote,
+        &job,
+        concurrency,
+        &ctx.cancel,
+    )
+    .await;
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::new(
+            "The fleet run was cancelled; every target's process was killed.",
+        ));
+    }
+
+    let mut summary = FleetSummary {
+        total: targets.len(),
+        ..Default::default()
+    };
+    let mut results = Vec::with_capacity(targets.len());
+    // (exit code, stdout, stderr, truncated) of each target that ran, for grouping.
+    let mut keys = Vec::new();
+    let mut key_of = Vec::new();
+    for (target, run) in targets.iter().zip(runs) {
+        let host = target.to_string();
+        let mut r = HostResult {
+            host,
+            ok: false,
+            status: "unreachable".into(),
+            exit_code: None,
+            duration_ms: 0,
+            output: None,
+            error: None,
+            reason: None,
+            stdout_path: None,
+            stderr_path: None,
+        };
+        match run {
+            Ok(Ran::Done(out)) => {
+                r.exit_code = out.exit_code;
+                r.duration_ms = out.duration.as_millis() as u64;
+                r.ok = !out.timed_out && exit_ok(&p, &out);
+                r.status = if out.timed_out {
+                    summary.timed_out += 1;
+                    "timedOut"
+                } else if r.ok {
+                    summary.succeeded += 1;
+                    "ok"
+                } else {
+                    summary.failed += 1;
+                    "failed"
+                }
+                .into();
+                r.stdout_path = spilled(&out.stdout);
+                r.stderr_path = spilled(&out.stderr);
+                key_of.push(Some(keys.len()));
+                keys.push((
+                    out.exit_code,
+                    out.stdout.text(),
+                    out.stderr.text(),
+                    out.stdout.truncated || out.stderr.truncated,
+                ));
+            }
+            Ok(Ran::LinkFailed(failure)) => {
+                summary.unreachable += 1;
+                r.reason = Some(failure.kind().into());
+                r.error = Some(failure.sentence(target));
+                key_of.push(None);
+            }
+            Err(e) => {
+                summary.unreachable += 1;
+                r.reason = Some("error".into());
+                r.error = Some(e.to_string());
+                key_of.push(None);
+            }
+        }
+        results.push(r);
+    }
+    let groups = fleet::group(&keys);
+    let mut group_of_key = vec![0; keys.len()];
+    let mut outputs = Vec::with_capacity(groups.len());
+    for (g, ((exit_code, stdout, stderr, truncated), members)) in groups.into_iter().enumerate() {
+        for &k in &members {
+            group_of_key[k] = g;
+        }
+        outputs.push(OutputGroup {
+            hosts: Vec::new(),
+            exit_code,
+            stdout,
+            stderr,
+            truncated,
+        });
+    }
+    for (r, k) in results.iter_mut().zip(&key_of) {
+        if let Some(k) = k {
+            let g = group_of_key[*k];
+            r.output = Some(g);
+            outputs[g].hosts.push(r.host.clone());
+        }
+    }
+    Ok(FleetResult {
+        ok: summary.succeeded == summary.total,
+        cmd: p.cmd,
+        args: p.args,
+        via: VIA_TERMINAL.into(),
+        summary,
+        results,
+        outputs,
+    })
+}

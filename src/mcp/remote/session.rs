@@ -1,0 +1,125 @@
+//! `terminal_start` with `host`: a plain-terminal session on a target.
+//!
+//! The session is the transport on a local PTY with the hooks delivered in band
+//! ([`termpilot::remote::shell`]); here the parameter is turned into that shape, and a start
+//! that failed on the link (unknown host key, refused login, unreachable) becomes the same
+//! one-sentence error as a one-shot run gives, with the dead session removed.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use termpilot::remote::failure;
+use termpilot::remote::shell::RemoteShell;
+use termpilot::session::terminal::Session;
+
+use super::route;
+use crate::mcp::registry::ToolCtx;
+use crate::mcp::reply::ToolError;
+
+/// How long a failed transport may take to report its exit status after its output ended.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// The remote shape a `terminal_start` names, or `None` for this machine.
+pub fn remote_shell(
+    ctx: &ToolCtx,
+    host: Option<&str>,
+    shell: Option<&str>,
+    command: Option<&str>,
+    cwd: Option<&std::path::Path>,
+    env: Option<&std::collections::BTreeMap<String, String>>,
+) -> Result<Option<RemoteShell>, ToolError> {
+    let Some(host) = host else {
+        return Ok(None);
+    };
+    let target = route(host)?;
+    if command.is_some() {
+        return Err(ToolError::new(
+            "command cannot be combined with host yet; start the remote shell and run the program in it with terminal_write or terminal_exec.",
+        ));
+    }
+    let env: Vec<(String, String)> = env
+        .map(|e| e.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default();
+    RemoteShell::check_env(&env)?;
+    Ok(Some(RemoteShell {
+        env,
+        target,
+        options: ctx.core.config.remote.clone(),
+        kind: RemoteShell::kind_of(shell)?,
+        cwd: cwd.map(|c| c.display().to_string()),
+    }))
+}
+
+/// Longest wait for a remote shell's first prompt: the connect timeout, a login and the
+/// user's profile on a slow or loaded machine.
+const FIRST_PROMPT_MAX: Duration = Duration::from_secs(20);
+
+/// Waits (bounded, woken by output) until a remote session's shell printed its first mark,
+/// or the transport ended. A quiet pause in a slow login is not taken for readiness.
+pub async fn wait_first_prompt(session: &Session, cancel: &tokio_util::sync::CancellationToken) {
+    if session.shape.remote.is_none() {
+        return;
+    }
+    let mut events = session.subscribe();
+    let _ = tokio::time::timeout(FIRST_PROMPT_MAX, async {
+        loop {
+            events.borrow_and_update();
+            {
+                let s = session.state();
+                if s.integrated() || s.exit.is_some() || s.eof {
+                    return;
+                }
+            }
+            tokio::select! {
+                changed = events.changed() => if changed.is_err() { return },
+                _ = cancel.cancelled() => return,
+            }
+        }
+    })
+    .await;
+    // The prompt's own marks follow the first one within the same output burst.
+    session.wait_ready(cancel).await;
+}
+
+/// After the first prompt (or the transport's end): a link that failed is an error, and the
+/// session is removed; a live one is returned as it is.
+pub async fn check_started(ctx: &ToolCtx, session: &Arc<Session>) -> Result<(), ToolError> {
+    let Some(remote) = &session.shape.remote else {
+        return Ok(());
+    };
+    wait_first_prompt(session, &ctx.cancel).await;
+    let gone = {
+        let s = session.state();
+        s.exit.is_some() || s.eof
+    };
+    if !gone {
+        return Ok(());
+    }
+    let mut events = session.subscribe();
+    let _ = tokio::time::timeout(EXIT_GRACE, async {
+        while session.exit().is_none() {
+            if events.changed().await.is_err() {
+                return;
+            }
+        }
+    })
+    .await;
+    let code = session.exit().and_then(|e| e.code);
+    let output = session.output_since(0, 50, false).output;
+    let _ = ctx.core.sessions.stop(&session.id).await;
+    let target = &remote.target;
+    if let Some(failure) = failure::classify(target, code, &output) {
+        return Err(ToolError::new(failure.sentence(target)));
+    }
+    let last = output.trim();
+    Err(ToolError::new(format!(
+        "The session on `{target}` ended at once (exit code {}){}; check that {} runs there, or pass shell \"sh\".",
+        code.map_or("unknown".to_string(), |c| c.to_string()),
+        if last.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", last.lines().last().unwrap_or(last))
+        },
+        session.shape.shell.kind.name()
+    )))
+}

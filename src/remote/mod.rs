@@ -1,0 +1,75 @@
+//! Other machines: SSH hosts, containers and pods, and one command across a fleet.
+//!
+//! termpilot rides on the transports people already run — the system `ssh` (with the
+//! user's ssh config as the inventory), `docker`/`podman exec` and `kubectl exec` — and
+//! never speaks a wire protocol of its own here. [`target`] parses the `host` strings,
+//! [`transport`] builds the argv (SSH always strict about host keys, never prompting),
+//! [`script`] the POSIX text run on the target, [`shell`] a plain-terminal session's
+//! transport command line (hooks delivered in band), [`failure`] tells a broken link from a
+//! failing command, and [`fleet`] runs one command on many targets. One-shot runs go
+//! through the one runner, [`crate::exec::run`], like every other process.
+
+pub mod failure;
+pub mod fleet;
+pub mod script;
+pub mod shell;
+pub mod target;
+pub mod transport;
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{Error, Result};
+use crate::exec::{Outcome, OutputCap, Spec};
+pub use failure::LinkFailure;
+pub use script::RemoteCommand;
+pub use target::{Engine, Target};
+pub use transport::{RemoteOptions, Tty};
+
+/// How a remote one-shot run went: the command ran (whatever its exit code), or the link
+/// to the target failed before it could.
+#[derive(Debug)]
+pub enum Ran {
+    Done(Box<Outcome>),
+    LinkFailed(LinkFailure),
+}
+
+/// One run's inputs besides the target.
+#[derive(Debug, Clone)]
+pub struct OneShot {
+    pub command: RemoteCommand,
+    pub stdin: Option<Vec<u8>>,
+    pub timeout: Duration,
+    pub cap: OutputCap,
+}
+
+/// Runs `job` on `target` without a terminal: exit code, stdout and stderr kept apart.
+pub async fn run(
+    target: &Target,
+    options: &RemoteOptions,
+    job: &OneShot,
+    cancel: &CancellationToken,
+) -> Result<Ran> {
+    let remote = job.command.argv()?;
+    let mut argv = transport::argv(target, options, Tty::No, &remote);
+    let program = argv.remove(0);
+    let mut spec = Spec::direct(program.clone(), argv);
+    spec.stdin = job.stdin.clone();
+    spec.timeout = job.timeout;
+    spec.cap = job.cap;
+    let out = match crate::exec::run(spec, cancel).await {
+        Err(Error::InvalidInput(m)) if m.contains("was not found") => {
+            return Err(Error::InvalidInput(format!(
+                "`{target}` is reached through `{program}`, which is not installed here; install it or put it on PATH."
+            )));
+        }
+        other => other?,
+    };
+    if !out.timed_out
+        && let Some(failure) = failure::classify(target, out.exit_code, &out.stderr.text())
+    {
+        return Ok(Ran::LinkFailed(failure));
+    }
+    Ok(Ran::Done(Box::new(out)))
+}

@@ -1,0 +1,661 @@
+//! Remote targets end to end: the real binary, driven by rmcp's client, against a real
+//! `sshd` the test starts on loopback (`common::sshd`), never the machine's own ssh setup.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::sshd::Sshd;
+use serde_json::{Value, json};
+
+async fn server_for(sshd: &Sshd) -> common::Server {
+    common::start_with(
+        common::Era::Initialize,
+        &["--ssh-config", sshd.config_arg()],
+        &[],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn run_on_a_host_keeps_exit_code_and_streams_apart() {
+    let Some(sshd) = Sshd::start() else { return };
+    let server = server_for(&sshd).await;
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "sh", "args": ["-c", "echo out; echo err >&2; exit 3"], "host": "alpha"}),
+        )
+        .await;
+    assert_eq!(r["exitCode"], 3, "{r}");
+    assert_eq!(r["stdout"]["raw"], "out\n", "{r}");
+    assert_eq!(r["stderr"]["raw"], "err\n", "{r}");
+    assert_eq!(r["ok"], false, "{r}");
+    assert_eq!(r["host"], "alpha");
+    assert_eq!(r["via"], "terminal");
+
+    // Arguments arrive as the same words, quotes and all; cwd, env and stdin apply there.
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "printf", "args": ["[%s]", "a b", "it's", "$HOME"], "host": "beta"}),
+        )
+        .await;
+    assert_eq!(r["stdout"]["raw"], "[a b][it's][$HOME]", "{r}");
+    assert_eq!(r["exitCode"], 0);
+    assert_eq!(r["ok"], true);
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "pwd; echo \"$GREETING\"; tr a-z A-Z", "shell": true, "cwd": "/tmp",
+                   "env": {"GREETING": "hello there"}, "stdin": "piped in\n", "host": "alpha"}),
+        )
+        .await;
+    assert_eq!(r["stdout"]["raw"], "/tmp\nhello there\nPIPED IN\n", "{r}");
+    assert_eq!(r["cwd"], "/tmp");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_paged_run_on_a_host_pages_its_stdout() {
+    let Some(sshd) = Sshd::start() else { return };
+    let server = server_for(&sshd).await;
+    let r = server
+        .extra(
+            "terminal_run_paged",
+            json!({"cmd": "seq", "args": ["1", "25"], "pageSize": 10, "page": 1, "host": "alpha"}),
+        )
+        .await;
+    assert_eq!(
+        r["stdout"]["raw"],
+        (11..=20)
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        "{r}"
+    );
+    assert_eq!(r["pageInfo"]["totalLines"], 25, "{r}");
+    assert_eq!(r["pageInfo"]["hasNext"], true);
+    assert_eq!(r["host"], "alpha");
+    assert_eq!(r["via"], "terminal");
+    let e = server
+        .extra_err(
+            "terminal_run_paged",
+            json!({"cmd": "true", "host": "wrongkey"}),
+        )
+        .await;
+    assert!(e.contains("refused the login"), "{e}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_unknown_host_key_is_a_clear_error_at_once_and_is_not_accepted() {
+    let Some(sshd) = Sshd::start() else { return };
+    let server = server_for(&sshd).await;
+    let started = Instant::now();
+    let e = server
+        .err("terminal_run", json!({"cmd": "true", "host": "stranger"}))
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        e.contains("`stranger`") && e.contains("not in known_hosts"),
+        "{e}"
+    );
+    assert!(e.contains("ssh-keyscan"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(&sshd.stranger_known_hosts).unwrap(),
+        "",
+        "the key must not be added"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_changed_host_key_and_a_refused_user_key_are_clear_errors() {
+    let Some(sshd) = Sshd::start() else { return };
+    let server = server_for(&sshd).await;
+    let e = server
+        .err("terminal_run", json!({"cmd": "true", "host": "impostor"}))
+        .await;
+    assert!(
+        e.contains("CHANGED") && e.contains("refused to connect"),
+        "{e}"
+    );
+    let e = server
+        .err("terminal_run", json!({"cmd": "true", "host": "wrongkey"}))
+        .await;
+    assert!(e.contains("`wrongkey` refused the login"), "{e}");
+    assert!(e.contains("ssh-add"), "{e}");
+    let e = server
+        .err("terminal_run", json!({"cmd": "true", "host": "nowhere"}))
+        .await;
+    assert!(
+        e.contains("could not be reached") && e.contains("Connection refused"),
+        "{e}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn bad_remote_calls_are_refused_before_anything_runs() {
+    let server = common::start().await;
+    for (args, says) in [
+        (json!({"cmd": "true", "host": "box:22"}), "ssh://box:22"),
+        (
+            json!({"cmd": "true", "host": "-oProxyCommand=x"}),
+            "does not name a machine",
+        ),
+        (json!({"cmd": "true", "host": "ftp://x"}), "unknown scheme"),
+        (
+            json!({"cmd": "true", "host": "a", "hosts": ["b"]}),
+            "both given",
+        ),
+        (json!({"cmd": "true", "hosts": ["a", "a"]}), "twice"),
+        (json!({"cmd": "true", "concurrency": 2}), "only to a fleet"),
+        (
+            json!({"cmd": "true", "hosts": ["a"], "concurrency": 0}),
+            "pass 1 to 100",
+        ),
+        (json!({"cmd": "true", "hosts": []}), "pass 1 to 100"),
+        (
+            json!({"cmd": "true", "host": "a", "successFile": "x"}),
+            "cannot be used with host",
+        ),
+        (
+            json!({"cmd": "true", "host": "a", "env": {"A-B": "1"}}),
+            "env name",
+        ),
+    ] {
+        let e = server.err("terminal_run", args.clone()).await;
+        assert!(e.contains(says), "{args}: {e}");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_fleet_run_reports_each_host_groups_outputs_and_sums_up() {
+    let Some(sshd) = Sshd::start() else { return };
+    let server = server_for(&sshd).await;
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "hostname; exit 0", "shell": true,
+                   "hosts": ["alpha", "beta", "nowhere"], "concurrency": 2}),
+        )
+        .await;
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert_eq!(r["via"], "terminal");
+    assert_eq!(
+        r["summary"],
+        json!({"total": 3, "succeeded": 2, "failed": 0, "timedOut": 0, "unreachable": 1}),
+        "{r}"
+    );
+    assert_eq!(r["ok"], false);
+    let results = r["results"].as_array().unwrap();
+    let hosts: Vec<&str> = results
+        .iter()
+        .map(|h| h["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts, ["alpha", "beta", "nowhere"]);
+    for h in &results[..2] {
+        assert_eq!(h["status"], "ok", "{h}");
+        assert_eq!(h["exitCode"], 0);
+        assert_eq!(h["output"], 0, "identical outputs share one group: {r}");
+    }
+    assert_eq!(results[2]["status"], "unreachable");
+    assert_eq!(results[2]["reason"], "unreachable");
+    assert!(
+        results[2]["error"]
+            .as_str()
+            .unwrap()
+            .contains("could not be reached")
+    );
+    assert_eq!(
+        r["outputs"],
+        json!([{"hosts": ["alpha", "beta"], "exitCode": 0, "stdout": hostname, "stderr": ""}]),
+        "{r}"
+    );
+
+    // Different outputs and exit codes stay apart; a failing host is failed, not unreachable.
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "sh", "args": ["-c", "echo $1; exit $2", "sh", "x", "4"],
+                   "hosts": ["alpha", "ssh://beta"], "successExitCode": 4}),
+        )
+        .await;
+    assert_eq!(r["summary"]["succeeded"], 2, "{r}");
+    assert_eq!(r["outputs"].as_array().unwrap().len(), 1, "{r}");
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "sh", "args": ["-c", "exit 1"], "hosts": ["alpha", "stranger"]}),
+        )
+        .await;
+    assert_eq!(r["results"][0]["status"], "failed", "{r}");
+    assert_eq!(r["results"][1]["reason"], "unknownHostKey", "{r}");
+    assert_eq!(r["summary"]["failed"], 1);
+    assert_eq!(r["summary"]["unreachable"], 1);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn each_fleet_host_has_its_own_timeout() {
+    let Some(sshd) = Sshd::start() else { return };
+    let server = server_for(&sshd).await;
+    let started = Instant::now();
+    // Each remote shell records its pid, so the test can end what sshd leaves running.
+    let pids = sshd.dir.path().join("pids");
+    let line = format!("echo $$ >> {}; exec sleep 30", pids.display());
+    let r: Value = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": line, "shell": true, "hosts": ["alpha", "beta"], "timeout": 1500}),
+        )
+        .await;
+    for pid in std::fs::read_to_string(&pids).unwrap().split_whitespace() {
+        unsafe { libc::kill(pid.parse().unwrap(), libc::SIGKILL) };
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(r["summary"]["timedOut"], 2, "{r}");
+    assert_eq!(r["results"][0]["status"], "timedOut");
+    server.stop().await;
+}
+
+/// A stand-in for `kubectl`, `docker` and `podman` on PATH: records the argv it was given
+/// (one word per line, NUL-separated), checks its shape, and runs the command here.
+const STAND_IN: &str = r#"#!/bin/sh
+name=$(basename "$0")
+printf '%s\0' "$@" > "$STAND_IN_LOG/$name.argv"
+bad() { echo "stand-in $name: unexpected argv: $*" >&2; exit 99; }
+case "$name" in
+kubectl)
+    [ "$1" = exec ] && [ "$2" = -i ] || bad "$@"; shift 2
+    if [ "$1" = -n ]; then shift 2; fi
+    pod=$1; shift
+    if [ "$1" = -c ]; then shift 2; fi
+    [ "$1" = -- ] || bad "$@"; shift
+    if [ "$pod" = missing ]; then
+        echo "Error from server (NotFound): pods \"missing\" not found" >&2; exit 1
+    fi ;;
+docker|podman)
+    [ "$1" = exec ] && [ "$2" = -i ] || bad "$@"; shift 2
+    box=$1; shift
+    if [ "$box" = gone ]; then
+        echo "Error response from daemon: No such container: gone" >&2; exit 1
+    fi ;;
+esac
+exec "$@"
+"#;
+
+fn stand_ins() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["kubectl", "docker", "podman"] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, STAND_IN).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+fn logged_argv(dir: &tempfile::TempDir, name: &str) -> Vec<String> {
+    let raw = std::fs::read(dir.path().join(format!("{name}.argv"))).unwrap();
+    raw.split(|b| *b == 0)
+        .filter(|w| !w.is_empty())
+        .map(|w| String::from_utf8(w.to_vec()).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn pods_and_containers_get_the_exec_command_lines_they_expect() {
+    let bin = stand_ins();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let log = bin.path().to_str().unwrap().to_string();
+    let server = common::start_with(
+        common::Era::Initialize,
+        &[],
+        &[("PATH", &path), ("STAND_IN_LOG", &log)],
+    )
+    .await;
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "sh", "args": ["-c", "echo out; echo err >&2; exit 5"],
+                   "cwd": "/tmp", "host": "k8s://prod/api-0/app"}),
+        )
+        .await;
+    assert_eq!(r["exitCode"], 5, "{r}");
+    assert_eq!(r["stdout"]["raw"], "out\n");
+    assert_eq!(r["stderr"]["raw"], "err\n");
+    assert_eq!(r["host"], "k8s://prod/api-0/app");
+    assert_eq!(r["via"], "terminal");
+    assert_eq!(
+        logged_argv(&bin, "kubectl"),
+        [
+            "exec",
+            "-i",
+            "-n",
+            "prod",
+            "api-0",
+            "-c",
+            "app",
+            "--",
+            "sh",
+            "-c",
+            "cd -- /tmp || exit 1\nexec sh -c 'echo out; echo err >&2; exit 5'"
+        ]
+    );
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "pwd", "host": "k8s://api-0", "cwd": "/"}),
+        )
+        .await;
+    assert_eq!(r["stdout"]["raw"], "/\n", "{r}");
+    assert_eq!(
+        logged_argv(&bin, "kubectl")[..4],
+        ["exec", "-i", "api-0", "--"]
+    );
+    let e = server
+        .err(
+            "terminal_run",
+            json!({"cmd": "true", "host": "k8s://missing"}),
+        )
+        .await;
+    assert!(
+        e.contains("`k8s://missing` could not be reached") && e.contains("kubectl get pods"),
+        "{e}"
+    );
+
+    for engine in ["docker", "podman"] {
+        let r = server
+            .ok(
+                "terminal_run",
+                json!({"cmd": "echo $X", "shell": true, "env": {"X": "in box"},
+                       "host": format!("{engine}://web-1")}),
+            )
+            .await;
+        assert_eq!(r["stdout"]["raw"], "in box\n", "{r}");
+        assert_eq!(
+            logged_argv(&bin, engine),
+            [
+                "exec",
+                "-i",
+                "web-1",
+                "sh",
+                "-c",
+                "export 'X=in box'\necho $X"
+            ]
+        );
+        let e = server
+            .err(
+                "terminal_run",
+                json!({"cmd": "true", "host": format!("{engine}://gone")}),
+            )
+            .await;
+        assert!(
+            e.contains("could not be reached") && e.contains(&format!("{engine} ps")),
+            "{e}"
+        );
+    }
+    server.stop().await;
+}
+
+/// Nothing of the in-band hooks may show in anything an agent reads.
+fn assert_no_hook_text(text: &str) {
+    for sign in [
+        "__tp",
+        "__TP",
+        "133;",
+        "rcfile",
+        "termpilot.XXXXXX",
+        "PROMPT_COMMAND",
+    ] {
+        assert!(!text.contains(sign), "hook text `{sign}` leaked: {text}");
+    }
+}
+
+#[tokio::test]
+async fn a_plain_terminal_over_ssh_gives_exact_exec_results() {
+    let Some(sshd) = Sshd::start() else { return };
+    let server = server_for(&sshd).await;
+    let started = server
+        .ok(
+            "terminal_start",
+            json!({"host": "alpha", "env": {"PS1": "$ "}}),
+        )
+        .await;
+    assert_eq!(started["integration"], "osc133", "{started}");
+    assert_eq!(started["host"], "alpha");
+    assert_eq!(started["via"], "terminal");
+    assert_no_hook_text(&started.to_string());
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    let ssh_pid = started["pid"].as_i64().unwrap() as i32;
+
+    let exec = |command: &'static str| {
+        let server = &server;
+        let id = id.clone();
+        async move {
+            let r = server
+                .ok(
+                    "terminal_exec",
+                    json!({"sessionId": id, "command": command, "timeout": 20000}),
+                )
+                .await;
+            assert_no_hook_text(&r.to_string());
+            r
+        }
+    };
+    let r = exec("echo hi").await;
+    assert_eq!(r["output"], "hi", "{r}");
+    assert_eq!(r["exitCode"], 0);
+    assert_eq!(exec("(exit 3)").await["exitCode"], 3);
+    assert_eq!(exec("sh -c 'exit 42'").await["exitCode"], 42);
+    let r = exec("cd /tmp").await;
+    assert_eq!(r["cwd"], "/tmp", "{r}");
+    assert_eq!(exec("pwd").await["output"], "/tmp");
+    // A slow command is not taken for one waiting for input (only ssh is in local /proc).
+    let r = exec("sleep 1.5; echo done").await;
+    assert_eq!(r["output"], "done", "{r}");
+    assert!(r.get("waitingForInput").is_none_or(Value::is_null), "{r}");
+
+    // A read -p prompt: typed, answered, and its result read back.
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "read -p 'name? ' who; echo \"got:$who\"\r",
+                   "returnOutput": "none"}),
+        )
+        .await;
+    let w = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "name\\?$", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(
+        w["reason"],
+        "pattern",
+        "{w}\n{}",
+        server.screen_text(&id).await
+    );
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "bob\r", "returnOutput": "none"}),
+        )
+        .await;
+    let w = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "got:bob", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(w["reason"], "pattern", "{w}");
+
+    let list = server.ok("terminal_list", json!({})).await;
+    assert_eq!(list["sessions"][0]["host"], "alpha", "{list}");
+    let history = server
+        .extra(
+            "terminal_get_history",
+            json!({"sessionId": id, "format": "text"}),
+        )
+        .await;
+    assert_no_hook_text(&history.to_string());
+    assert_no_hook_text(&server.screen_text(&id).await);
+
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    assert!(
+        !std::path::Path::new(&format!("/proc/{ssh_pid}")).exists(),
+        "the local ssh was left behind"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_remote_session_with_an_unknown_host_key_is_a_clear_error() {
+    let Some(sshd) = Sshd::start() else { return };
+    let server = server_for(&sshd).await;
+    let started = Instant::now();
+    let e = server
+        .err("terminal_start", json!({"host": "stranger"}))
+        .await;
+    assert!(e.contains("not in known_hosts"), "{e}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let list = server.ok("terminal_list", json!({})).await;
+    assert_eq!(list["count"], 0, "the failed session is gone: {list}");
+    let e = server
+        .err("terminal_start", json!({"host": "alpha", "shell": "fish"}))
+        .await;
+    assert!(e.contains("bash or sh"), "{e}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_plain_sh_terminal_over_ssh_is_integrated_too() {
+    let Some(sshd) = Sshd::start() else { return };
+    let server = server_for(&sshd).await;
+    let started = server
+        .ok(
+            "terminal_start",
+            json!({"host": "beta", "shell": "sh", "cwd": "/tmp"}),
+        )
+        .await;
+    assert_eq!(started["integration"], "osc133", "{started}");
+    let id = started["sessionId"].as_str().unwrap();
+    for (command, output, code) in [
+        ("echo hi", "hi", 0),
+        ("(exit 3)", "", 3),
+        ("pwd", "/tmp", 0),
+    ] {
+        let r = server
+            .ok(
+                "terminal_exec",
+                json!({"sessionId": id, "command": command, "timeout": 20000}),
+            )
+            .await;
+        assert_eq!(r["output"], output, "{command}: {r}");
+        assert_eq!(r["exitCode"], code, "{command}: {r}");
+        assert_no_hook_text(&r.to_string());
+    }
+    server.stop().await;
+}
+
+/// The pids of `parent`'s children (from /proc).
+fn children(parent: u32) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // The fields after the command's closing parenthesis: state, ppid, …
+        let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+        if after.split_whitespace().nth(1) == Some(parent.to_string().as_str()) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn a_dropped_link_ends_the_session_and_leaves_no_local_process() {
+    let Some(sshd) = Sshd::start() else { return };
+    let server = server_for(&sshd).await;
+    let started = server.ok("terminal_start", json!({"host": "alpha"})).await;
+    let id = started["sessionId"].as_str().unwrap();
+    let ssh_pid = started["pid"].as_i64().unwrap() as i32;
+    // vim opens and quits on the remote terminal.
+    server.type_in(id, "vim -Nu NONE\r").await;
+    let w = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^~", "on": "screen", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(w["reason"], "pattern", "{w}");
+    server.type_in(id, ":q!\r").await;
+    let w = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "until": "exit", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(w["reason"], "exit", "vim's end is the command's end: {w}");
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo back", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(r["output"], "back", "{r}");
+
+    // The connection's sshd process dies: the session ends, the local ssh is reaped.
+    let handlers = children(sshd.pid());
+    assert!(!handlers.is_empty(), "sshd forked no connection handler");
+    for pid in handlers {
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    // (No wait here: the session may end before a wait arrives, and the reserved-id rule
+    // would answer it instead of the call below.)
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::path::Path::new(&format!("/proc/{ssh_pid}")).exists() {
+        assert!(Instant::now() < deadline, "the local ssh was left behind");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The next call is told the session ended, and a new one of the same shape runs.
+    let e = server
+        .err(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo again", "timeout": 20000}),
+        )
+        .await;
+    assert!(e.contains("had ended") && e.contains("same shape"), "{e}");
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo again", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(r["output"], "again", "{r}");
+    server.stop().await;
+}
