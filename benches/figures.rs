@@ -5,6 +5,7 @@
 mod client;
 mod exec;
 mod ingest;
+mod interactive;
 mod memory;
 mod pipeline;
 mod remote;
@@ -34,6 +35,7 @@ fn main() {
         ("pipeline", pipeline::run),
         ("memory", memory::run),
         ("exec", exec::run),
+        ("interactive", interactive::run),
         ("soak", soak::run),
         ("remote", remote::run),
         ("sandbox", sandbox::run),

@@ -716,8 +716,18 @@ async fn resize_reaches_the_program_and_the_list() {
 async fn a_background_job_left_by_an_exited_shell_is_ended_too() {
     let server = start().await;
     let id = sh(&server).await;
-    run(&server, &id, "sleep 3031 &").await;
-    let orphans = common::procs::pids_running("sleep 3031");
+    // A length of its own, so that sleeps of other runs are not counted.
+    let job = format!("sleep {}", 3000 + std::process::id() % 997);
+    run(&server, &id, &format!("{job} &")).await;
+    // The prompt can come back before the background child has exec'd `sleep`.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let orphans = loop {
+        let found = common::procs::pids_running(&job);
+        if !found.is_empty() || std::time::Instant::now() > deadline {
+            break found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    };
     assert_eq!(orphans.len(), 1, "{orphans:?}");
     // The shell exits by itself; its job stays in the terminal session.
     server

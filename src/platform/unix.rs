@@ -201,35 +201,85 @@ enum Waits {
     Epoll,
 }
 
-fn classify(nr: i64) -> Option<Waits> {
+/// Where a blocked call keeps its timeout.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Timeout {
+    /// It has none (read).
+    Never,
+    /// Argument `n` is milliseconds as an int; negative means none (poll, epoll_wait).
+    Millis(usize),
+    /// Argument `n` points at a `timespec`; null means none (ppoll, pselect6, epoll_pwait2).
+    Timespec(usize),
+    /// Argument `n` points at a `timeval`; null means none (select).
+    Timeval(usize),
+}
+
+fn classify(nr: i64) -> Option<(Waits, Timeout)> {
+    use Timeout::*;
     #[cfg(target_arch = "x86_64")]
-    let table: &[(i64, Waits)] = &[
-        (0, Waits::Read),
-        (17, Waits::Read),
-        (19, Waits::Read),
-        (295, Waits::Read),
-        (7, Waits::Poll),
-        (271, Waits::Poll),
-        (23, Waits::Select),
-        (270, Waits::Select),
-        (232, Waits::Epoll),
-        (281, Waits::Epoll),
-        (441, Waits::Epoll),
+    let table: &[(i64, Waits, Timeout)] = &[
+        (0, Waits::Read, Never),
+        (17, Waits::Read, Never),
+        (19, Waits::Read, Never),
+        (295, Waits::Read, Never),
+        (7, Waits::Poll, Millis(2)),
+        (271, Waits::Poll, Timespec(2)),
+        (23, Waits::Select, Timeval(4)),
+        (270, Waits::Select, Timespec(4)),
+        (232, Waits::Epoll, Millis(3)),
+        (281, Waits::Epoll, Millis(3)),
+        (441, Waits::Epoll, Timespec(3)),
     ];
     #[cfg(target_arch = "aarch64")]
-    let table: &[(i64, Waits)] = &[
-        (63, Waits::Read),
-        (65, Waits::Read),
-        (67, Waits::Read),
-        (69, Waits::Read),
-        (73, Waits::Poll),
-        (72, Waits::Select),
-        (22, Waits::Epoll),
-        (441, Waits::Epoll),
+    let table: &[(i64, Waits, Timeout)] = &[
+        (63, Waits::Read, Never),
+        (65, Waits::Read, Never),
+        (67, Waits::Read, Never),
+        (69, Waits::Read, Never),
+        (73, Waits::Poll, Timespec(2)),
+        (72, Waits::Select, Timespec(4)),
+        (22, Waits::Epoll, Millis(3)),
+        (441, Waits::Epoll, Timespec(3)),
     ];
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    let table: &[(i64, Waits)] = &[];
-    table.iter().find(|(n, _)| *n == nr).map(|(_, w)| *w)
+    let table: &[(i64, Waits, Timeout)] = &[];
+    table
+        .iter()
+        .find(|(n, _, _)| *n == nr)
+        .map(|(_, w, t)| (*w, *t))
+}
+
+/// The timeout of a blocked call, `None` when it waits for good.
+fn timeout_of(pid: i32, timeout: Timeout, args: &[u64]) -> Option<std::time::Duration> {
+    let arg = |i: usize| args.get(i).copied().unwrap_or(0);
+    let pair = |addr: u64| -> Option<(i64, i64)> {
+        let raw = read_memory(pid, addr, 16)?;
+        let a = i64::from_ne_bytes(raw[0..8].try_into().ok()?);
+        let b = i64::from_ne_bytes(raw[8..16].try_into().ok()?);
+        Some((a.max(0), b.max(0)))
+    };
+    match timeout {
+        Timeout::Never => None,
+        Timeout::Millis(i) => {
+            let ms = arg(i) as i32;
+            (ms >= 0).then(|| std::time::Duration::from_millis(ms as u64))
+        }
+        Timeout::Timespec(i) if arg(i) != 0 => {
+            let (sec, nsec) = pair(arg(i))?;
+            Some(
+                std::time::Duration::from_secs(sec as u64)
+                    + std::time::Duration::from_nanos(nsec as u64),
+            )
+        }
+        Timeout::Timeval(i) if arg(i) != 0 => {
+            let (sec, usec) = pair(arg(i))?;
+            Some(
+                std::time::Duration::from_secs(sec as u64)
+                    + std::time::Duration::from_micros(usec as u64),
+            )
+        }
+        _ => None,
+    }
 }
 
 /// Reads `len` bytes of process `pid`'s memory at `addr` (our own descendants may be read).
@@ -297,15 +347,23 @@ fn waited_fds(pid: i32, kind: Waits, args: &[u64]) -> Vec<i64> {
 /// sockets and timers, is not waiting for input. Costs a few small `/proc` reads; callers ask
 /// only after output has been quiet for a while.
 pub fn waiting_for_input(pgid: i32, tty: &std::path::Path) -> bool {
-    // The group's leader is usually the one reading: ask it before scanning all of /proc.
-    waits_on(pgid, tty)
-        || group_members(pgid)
-            .into_iter()
-            .any(|pid| pid != pgid && waits_on(pid, tty))
+    waiting_longer_than(pgid, tty, std::time::Duration::ZERO)
 }
 
-/// True when process `pid` sleeps in a call that waits to read `tty`.
-fn waits_on(pid: i32, tty: &std::path::Path) -> bool {
+/// [`waiting_for_input`], but a wait whose timeout is `min` or shorter does not count: a
+/// program that gives the terminal a moment to reply (vim at exit waits 100 ms for one) is
+/// about to do something else, not waiting for the user.
+pub fn waiting_longer_than(pgid: i32, tty: &std::path::Path, min: std::time::Duration) -> bool {
+    // The group's leader is usually the one reading: ask it before scanning all of /proc.
+    waits_on(pgid, tty, min)
+        || group_members(pgid)
+            .into_iter()
+            .any(|pid| pid != pgid && waits_on(pid, tty, min))
+}
+
+/// True when process `pid` sleeps in a call that waits to read `tty`, with no timeout or
+/// one longer than `min`.
+fn waits_on(pid: i32, tty: &std::path::Path, min: std::time::Duration) -> bool {
     if process_state(pid) != Some('S') {
         return false;
     }
@@ -313,7 +371,7 @@ fn waits_on(pid: i32, tty: &std::path::Path) -> bool {
         return false;
     };
     let mut fields = syscall.split_whitespace();
-    let Some(kind) = fields
+    let Some((kind, timeout)) = fields
         .next()
         .and_then(|n| n.parse::<i64>().ok())
         .and_then(classify)
@@ -324,9 +382,29 @@ fn waits_on(pid: i32, tty: &std::path::Path) -> bool {
         .take(6)
         .filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
         .collect();
+    if !min.is_zero() && timeout_of(pid, timeout, &args).is_some_and(|t| t <= min) {
+        return false;
+    }
     waited_fds(pid, kind, &args)
         .into_iter()
         .any(|fd| fd_is(pid, fd, tty))
+}
+
+/// How many times process `pid` (its main thread) has been switched out, voluntarily or
+/// not: a count that moves whenever it woke and slept again. Linux `/proc/<pid>/status`.
+pub fn context_switches(pid: i32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let mut total = None;
+    for line in status.lines() {
+        if let Some(rest) = line
+            .strip_prefix("voluntary_ctxt_switches:")
+            .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
+        {
+            let n: u64 = rest.trim().parse().ok()?;
+            total = Some(total.unwrap_or(0) + n);
+        }
+    }
+    total
 }
 
 /// True when `fd` has input waiting right now (a zero-timeout poll).

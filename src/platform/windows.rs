@@ -37,6 +37,16 @@ pub fn waiting_for_input(_pgid: i32, _tty: &std::path::Path) -> bool {
     false
 }
 
+/// Windows consoles have no such check.
+pub fn waiting_longer_than(_pgid: i32, _tty: &std::path::Path, _min: std::time::Duration) -> bool {
+    false
+}
+
+/// Not counted on Windows; callers fall back to a quiet timer.
+pub fn context_switches(_pid: i32) -> Option<u64> {
+    None
+}
+
 /// Windows consoles have no tty path.
 pub fn wait_readable(_fds: &[i32]) -> Option<usize> {
     None

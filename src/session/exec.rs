@@ -71,6 +71,10 @@ pub struct ExecOutcome {
     /// Output position after the command's output.
     pub position: u64,
     pub mode: Mode,
+    /// The screen, when the command is still running on the alternate screen (vim, less,
+    /// htop): its text stands in for `output`, which for such a program is only cursor
+    /// moves and padding.
+    pub screen: Option<super::screen::ScreenText>,
 }
 
 /// How an exec wait ended.
@@ -198,6 +202,7 @@ impl Session {
             matches!(end, End::Quiet),
             matches!(end, End::Cancelled),
         );
+        let still_running = matches!(end, End::WaitingForInput(_) | End::Timeout | End::Quiet);
         let waiting = match end {
             End::WaitingForInput(p) => Some(p),
             _ => None,
@@ -206,8 +211,15 @@ impl Session {
             (rendered.lines, rendered.omitted, rendered.full_output_path);
         let position = self.state().log.end();
         self.state().read_cursor = position;
+        let screen = still_running.then(|| self.full_screen()).flatten();
+        let output = if screen.is_some() {
+            String::new()
+        } else {
+            lines.join("\n")
+        };
         Ok(ExecOutcome {
-            output: lines.join("\n"),
+            output,
+            screen,
             exit_code,
             cwd: self.cwd(),
             timed_out,
@@ -220,6 +232,26 @@ impl Session {
             position,
             mode,
         })
+    }
+
+    /// The screen as text (as `view:"screen"` reads it) while a program holds the alternate
+    /// screen, else `None`.
+    fn full_screen(&self) -> Option<super::screen::ScreenText> {
+        let s = self.state();
+        s.emu
+            .mode()
+            .contains(alacritty_terminal::term::TermMode::ALT_SCREEN)
+            .then(|| {
+                super::screen::read(
+                    &s.emu,
+                    super::screen::ScreenOptions {
+                        page: 0,
+                        join_wrapped: true,
+                        cursor: true,
+                        highlights: true,
+                    },
+                )
+            })
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -4,12 +4,14 @@
 //! - [`log`]: the positioned raw output log; [`text`]: rendered lines from raw bytes.
 //! - [`keys`]: key names to bytes; [`echo`]: masking the echo of typed input.
 //! - [`shell`]: which shell, and how it starts; [`terminal`]: the live session (PTY, threads,
-//!   state); [`ops`]: reads and writes; [`wait`] and [`watch`]: event-driven waits;
+//!   state); [`ops`]: reads and writes; [`answer`]: when typed input was answered;
+//!   [`wait`] and [`watch`]: event-driven waits;
 //!   [`transcript`]: what a stopped session leaves on disk.
 //! - [`mouse`]: clicks and wheel turns in the program's mouse protocol; [`batch`]: several
 //!   inputs in one call; [`attach`] and [`redraw`]: people joining a session over a socket;
 //!   [`control`]: who holds the keyboard (the agent, or a person from the web page).
 
+pub mod answer;
 pub mod attach;
 pub mod batch;
 pub mod capture;

@@ -13,9 +13,7 @@ use super::text;
 use crate::error::{Error, Result};
 use crate::render::{self, Png, RenderOptions, Screen, Theme};
 
-/// After a write, output is awaited until idle this long…
-pub const WRITE_IDLE: Duration = Duration::from_millis(200);
-/// …but never longer than this.
+/// After a write, the answer is awaited (see `answer.rs`) never longer than this.
 pub const WRITE_MAX_WAIT: Duration = Duration::from_secs(10);
 
 /// Rendered (or raw) output read from a session.

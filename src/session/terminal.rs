@@ -86,6 +86,8 @@ pub struct State {
     /// the later of this and `read_cursor`, so output that arrived between a write and the
     /// wait is seen, and unread output from before the write is not taken for its answer.
     pub input_at: u64,
+    /// Taken at the last write, before the bytes went out (see `answer.rs`).
+    pub input_snapshot: super::answer::InputSnapshot,
     pub last_output: Instant,
     pub exit: Option<Exit>,
     /// When `exit` was recorded.
@@ -367,6 +369,7 @@ impl Session {
             echo: EchoMask::default(),
             read_cursor: 0,
             input_at: 0,
+            input_snapshot: Default::default(),
             last_output: now,
             exit: None,
             exited_at: None,
@@ -573,6 +576,8 @@ impl Session {
             state.input_at = state.log.end();
             state.input_at
         };
+        let snapshot = self.input_snapshot();
+        self.state().input_snapshot = snapshot;
         self.touch();
         let (done, ack) = oneshot::channel();
         self.input

@@ -106,7 +106,7 @@ fn find_in_stream(
         .map(|m| (m.as_str().to_string(), partial.clone(), scan.pos))
 }
 
-/// True when a command ended and the next prompt was drawn (`D`, then `B`) after mark `seq`.
+/// True when a command ended and the next prompt was drawn (`D`, then `B`) from mark `seq` on.
 fn prompt_drawn_since(s: &super::terminal::State, seq: u64) -> bool {
     let mut ended = false;
     for m in s.marks_since(seq) {
@@ -130,7 +130,17 @@ impl Session {
         progress: &dyn Progress,
     ) -> Outcome {
         let start = Instant::now();
-        let marks_at_start = self.state().marks_seen;
+        // Marks from `since` on count: a command that ended between the input and this
+        // call (vim quit by the write before) has ended for this wait too.
+        let marks_at_start = {
+            let s = self.state();
+            s.marks_seen
+                - s.marks
+                    .iter()
+                    .rev()
+                    .take_while(|m| m.start >= since)
+                    .count() as u64
+        };
         let deadline = tokio::time::Instant::now() + timeout.min(MAX_WAIT * 6);
         let mut rx = self.subscribe();
         let mut scan = LineScan::new(since);

@@ -88,12 +88,18 @@ pub struct ExecResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<String>,
     pub position: u64,
+    /// A full-screen program (vim, less, htop) still running: its screen as text, in place
+    /// of `output`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen: Option<termpilot::session::screen::ScreenText>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
 
 fn shape(o: ExecOutcome) -> ExecResult {
-    let hint = if o.timed_out {
+    let hint = if o.screen.is_some() {
+        Some("A full-screen program is running; its screen is in `screen`: drive it with terminal_write or terminal_send_key (each returns once it answered), and terminal_wait until:exit after quitting it.".to_string())
+    } else if o.timed_out {
         Some("The command is still running: wait with terminal_wait (until:exit), read new output with terminal_read, or stop it with terminal_send_key Ctrl+C.".to_string())
     } else if o.quiet_exited {
         Some("Command is still running (its output went quiet): read more with terminal_read, or stop it with terminal_send_key Ctrl+C.".to_string())
@@ -115,10 +121,11 @@ fn shape(o: ExecOutcome) -> ExecResult {
         duration_ms: o.duration.as_millis() as u64,
         quiet_exited: o.quiet_exited.then_some(true),
         waiting_for_input: o.waiting_for_input.is_some().then_some(true),
-        prompt: o.waiting_for_input,
+        prompt: o.waiting_for_input.filter(|_| o.screen.is_none()),
         truncated: (o.omitted_lines > 0).then_some(true),
         full_output_path: o.full_output_path.map(|p| p.display().to_string()),
         position: o.position,
+        screen: o.screen,
         hint,
     }
 }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot::session::ops::{WRITE_IDLE, WRITE_MAX_WAIT};
+use termpilot::session::ops::WRITE_MAX_WAIT;
 use termpilot::session::screen::{self, ScreenOptions, ScreenText};
 use termpilot::session::terminal::Session;
 
@@ -49,7 +49,8 @@ pub fn tools() -> Vec<ToolDef> {
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum ReturnOutput {
-    /// Wait until output is idle (200 ms, at most 10 s) and return it.
+    /// Wait until the program took the input and waits for more (else 200 ms of quiet; at
+    /// most 10 s) and return its output.
     #[default]
     New,
     /// Return at once.
@@ -69,6 +70,9 @@ pub struct WriteResult {
     pub screen: Option<ScreenText>,
     /// Output position after what is returned.
     pub end_position: u64,
+    /// The exit status of a command that ended while answering (e.g. vim quit by `:q!`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
 }
 
 /// Waits for the program's answer to input written at `position`, as asked.
@@ -84,11 +88,10 @@ pub(super) async fn answer(
             output: None,
             screen: None,
             end_position: position,
+            exit_code: None,
         };
     }
-    session
-        .wait_idle(WRITE_IDLE, WRITE_MAX_WAIT, &ctx.cancel)
-        .await;
+    session.wait_answer(WRITE_MAX_WAIT, &ctx.cancel).await;
     let read = session.output_since(position, 200, false);
     session.state().read_cursor = read.position;
     let screen =
@@ -98,6 +101,7 @@ pub(super) async fn answer(
         output: (mode == ReturnOutput::New).then_some(read.output),
         screen,
         end_position: read.position,
+        exit_code: session.ended_since_input(),
     }
 }
 

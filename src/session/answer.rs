@@ -1,0 +1,178 @@
+//! Waiting for a program's answer to typed input: `terminal_write`, keys and batches return
+//! as soon as the program has taken the input and waits for more, not after a fixed quiet.
+//!
+//! The rule (Linux): the program answered when all of these hold at once —
+//!
+//! 1. the output has been still for [`ANSWER_QUIET`] and the reader has scanned every byte
+//!    written so far ([`Session::scanned_all`]);
+//! 2. a process of the terminal's foreground group sleeps reading the terminal
+//!    ([`platform::waiting_for_input`], the rule `waitingForInput` uses), with no timeout or
+//!    one longer than [`SHORT_WAIT`] (vim gives the terminal 100 ms to reply as it exits);
+//! 3. it did so *again* after the input: the group leader was switched out since the write
+//!    (its context-switch count moved), or the foreground group changed, or the shell drew a
+//!    prompt (`B` mark) since. A program still asleep in the read it was in before the write
+//!    has not seen the input yet — on a loaded machine its wake-up can lag the kernel's echo.
+//!
+//! Where that cannot be known (a remote session, whose programs are not in this `/proc`; no
+//! `/proc` at all) the answer is the output once it has been quiet for [`FALLBACK_QUIET`],
+//! as before. A program that keeps printing, or that sleeps on something other than the
+//! terminal (a long computation, a timer), is answered by the fallback too. Every wait is
+//! bounded by `max`.
+
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use super::integration::MarkKind;
+use super::terminal::Session;
+use crate::platform;
+
+/// Output must be still this long before the program is asked whether it waits.
+pub const ANSWER_QUIET: Duration = Duration::from_millis(3);
+/// Where readiness cannot be known: the answer is the output once it was quiet this long.
+pub const FALLBACK_QUIET: Duration = Duration::from_millis(200);
+/// A read that times out this soon is a program giving the terminal a moment to reply,
+/// not one waiting for the user (vim waits 100 ms at exit).
+const SHORT_WAIT: Duration = Duration::from_millis(250);
+/// The longest gap between two readiness checks while nothing is printed.
+const MAX_CHECK_GAP: Duration = Duration::from_millis(25);
+
+/// What the terminal looked like just before input was written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InputSnapshot {
+    /// The foreground process group then.
+    pub group: Option<i32>,
+    /// Its leader's context switches then.
+    pub switches: Option<u64>,
+    /// How many marks had been seen then.
+    pub marks: u64,
+    /// A command was running then (its `C` had no `D`).
+    pub running: bool,
+}
+
+/// Why [`Session::wait_answer`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answered {
+    /// The program took the input and waits for more.
+    Ready,
+    /// The output was quiet for [`FALLBACK_QUIET`].
+    Quiet,
+    /// `max` passed with output still coming.
+    TimedOut,
+    /// The program ended, or the call was cancelled.
+    Ended,
+}
+
+impl Session {
+    /// The exit status of a command that ended since the last write: one that was running
+    /// then, or one the write started (its `C` came after it). `None` otherwise.
+    pub fn ended_since_input(&self) -> Option<i32> {
+        let s = self.state();
+        let snap = s.input_snapshot;
+        let mut open = snap.running;
+        let mut status = None;
+        for m in s.marks_since(snap.marks) {
+            match m.kind {
+                MarkKind::OutputStart => open = true,
+                MarkKind::CommandEnd(code) if open => {
+                    status = code;
+                    open = false;
+                }
+                _ => {}
+            }
+        }
+        status
+    }
+
+    /// The facts [`Session::wait_answer`] compares against; taken before a write.
+    pub fn input_snapshot(&self) -> InputSnapshot {
+        let group = self.foreground_group();
+        let (marks, running) = {
+            let s = self.state();
+            (s.marks_seen, s.command_running())
+        };
+        InputSnapshot {
+            group,
+            switches: group.and_then(platform::context_switches),
+            marks,
+            running,
+        }
+    }
+
+    /// True when the foreground program took the input written after `snap` and now sleeps
+    /// reading the terminal again (rules 2 and 3 of the module doc).
+    fn answered(&self, snap: &InputSnapshot, tty: &std::path::Path) -> bool {
+        let Some(group) = self.foreground_group() else {
+            return false;
+        };
+        if !platform::waiting_longer_than(group, tty, SHORT_WAIT) {
+            return false;
+        }
+        let prompted = {
+            let s = self.state();
+            s.marks_since(snap.marks)
+                .any(|m| m.kind == MarkKind::CommandStart)
+        };
+        let woke = snap.group != Some(group)
+            || snap.switches.is_none()
+            || platform::context_switches(group) != snap.switches;
+        prompted || woke
+    }
+
+    /// Waits until the program answered the input written last (see the module doc), the
+    /// output was quiet for [`FALLBACK_QUIET`], or `max` passed.
+    pub async fn wait_answer(&self, max: Duration, cancel: &CancellationToken) -> Answered {
+        let start = Instant::now();
+        let deadline = start + max;
+        let snap = self.state().input_snapshot;
+        let tty = if self.shape.remote.is_none() && snap.group.is_some() {
+            platform::stdin_tty(self.pid)
+        } else {
+            None
+        };
+        let mut rx = self.subscribe();
+        let mut gap = Duration::from_millis(1);
+        let mut checked_at: Option<Instant> = None;
+        loop {
+            rx.borrow_and_update();
+            let (last_output, gone) = {
+                let s = self.state();
+                (s.last_output.max(start), s.exit.is_some() && s.eof)
+            };
+            if gone {
+                return Answered::Ended;
+            }
+            let now = Instant::now();
+            if now >= last_output + FALLBACK_QUIET {
+                return Answered::Quiet;
+            }
+            if now >= deadline {
+                return Answered::TimedOut;
+            }
+            let mut wake = (last_output + FALLBACK_QUIET).min(deadline);
+            if let Some(tty) = &tty {
+                let quiet_at = last_output + ANSWER_QUIET;
+                // New output restarts the schedule: check soon after it stops.
+                if checked_at.is_some_and(|at| at < last_output) {
+                    gap = Duration::from_millis(1);
+                }
+                let due = quiet_at.max(checked_at.map_or(quiet_at, |at| at + gap));
+                if now >= due {
+                    if self.scanned_all() && self.answered(&snap, tty) {
+                        return Answered::Ready;
+                    }
+                    checked_at = Some(now);
+                    gap = (gap * 2).min(MAX_CHECK_GAP);
+                    wake = wake.min(now + gap);
+                } else {
+                    wake = wake.min(due);
+                }
+            }
+            tokio::select! {
+                _ = rx.changed() => {}
+                _ = tokio::time::sleep_until(tokio::time::Instant::from_std(wake)) => {}
+                _ = cancel.cancelled() => return Answered::Ended,
+            }
+        }
+    }
+}

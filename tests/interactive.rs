@@ -1,0 +1,161 @@
+//! Driving interactive programs (issue 14): a write returns once the program took the input
+//! and waits for more, full-screen programs come back as screen text, and quitting one
+//! reports its exit status in the write that quit it.
+
+mod common;
+
+use common::procs::has;
+use common::{Server, start};
+use serde_json::{Value, json};
+
+async fn bash(server: &Server) -> String {
+    let started = server
+        .ok(
+            "terminal_start",
+            json!({"shell": "bash", "env": {"PS1": "$ "}, "cols": 100, "rows": 30}),
+        )
+        .await;
+    started["sessionId"].as_str().unwrap().to_string()
+}
+
+async fn exec(server: &Server, id: &str, command: &str) -> Value {
+    server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": command, "timeout": 20000}),
+        )
+        .await
+}
+
+/// A REPL that keeps printing from another thread while its main thread waits for the next
+/// line never goes quiet: the write must still return with the answer once the main thread
+/// reads the terminal again (a quiet timer would run to the write's 10 s cap, ~100 ticks).
+#[tokio::test]
+async fn a_write_returns_when_the_program_reads_again_even_while_it_prints() {
+    assert!(has("python3"));
+    let server = start().await;
+    let id = bash(&server).await;
+    let script = "import sys, threading, time\n\
+def tick():\n    while True:\n        time.sleep(0.1); print('tick', flush=True)\n\
+threading.Thread(target=tick, daemon=True).start()\n\
+while True:\n    line = sys.stdin.readline()\n    print('got', line.strip(), flush=True)\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ticker.py");
+    std::fs::write(&path, script).unwrap();
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": format!("python3 -u {}\r", path.display()),
+                   "returnOutput": "none"}),
+        )
+        .await;
+    let w = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^tick", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(w["reason"], "pattern", "{w}");
+    let reply = server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "hello\r"}),
+        )
+        .await;
+    let output = reply["output"].as_str().unwrap();
+    assert!(output.contains("got hello"), "{reply}");
+    let ticks = output.matches("tick").count();
+    assert!(
+        ticks < 50,
+        "the write waited for quiet instead of the program: {ticks} ticks in {reply}"
+    );
+    server
+        .ok(
+            "terminal_send_key",
+            json!({"sessionId": id, "key": "Ctrl+C"}),
+        )
+        .await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn vim_comes_back_as_screen_text_and_its_exit_is_reported_by_the_quitting_write() {
+    assert!(has("vim"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("note.txt");
+    std::fs::write(&file, "first line\nsecond line\n").unwrap();
+    let server = start().await;
+    let id = bash(&server).await;
+
+    let r = exec(&server, &id, &format!("vim -Nu NONE {}", file.display())).await;
+    assert_eq!(r["waitingForInput"], true, "{r}");
+    assert_eq!(
+        r["output"], "",
+        "a full-screen program's stream is not returned: {r}"
+    );
+    let text = r["screen"]["text"].as_str().expect("screen text");
+    assert!(
+        text.contains("first line") && text.contains("second line"),
+        "{text}"
+    );
+    assert_eq!(r["screen"]["altScreen"], true);
+    assert!(
+        text.lines().all(|l| !l.ends_with(' ')),
+        "trailing spaces are trimmed: {text:?}"
+    );
+    assert!(r.get("prompt").is_none(), "{r}");
+
+    // Quitting with an error status: the write that quits returns it.
+    let quit = server
+        .ok("terminal_write", json!({"sessionId": id, "data": ":cq\r"}))
+        .await;
+    assert_eq!(quit["exitCode"], 1, "{quit}");
+
+    // And the next command runs at a clean prompt.
+    let r = exec(&server, &id, "echo back").await;
+    assert_eq!(r["output"], "back", "{r}");
+    assert_eq!(r["exitCode"], 0);
+    assert!(r.get("screen").is_none(), "{r}");
+
+    // A wait until:exit after the quit has already happened answers at once from the marks.
+    exec(&server, &id, &format!("vim -Nu NONE {}", file.display())).await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": ":q!\r", "returnOutput": "none"}),
+        )
+        .await;
+    let w = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "until": "exit", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(w["reason"], "exit", "{w}");
+    server.stop().await;
+}
+
+/// Typing part of a line at a prompt returns the echo; the rest, the command's result.
+#[tokio::test]
+async fn typing_at_a_prompt_returns_the_echo_then_the_result() {
+    let server = start().await;
+    let id = bash(&server).await;
+    let part = server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "echo spl"}),
+        )
+        .await;
+    assert_eq!(part["output"], "echo spl", "{part}");
+    assert!(part.get("exitCode").is_none(), "{part}");
+    let rest = server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "it-$((6*7))\r"}),
+        )
+        .await;
+    let output = rest["output"].as_str().unwrap();
+    assert!(output.contains("split-42"), "{rest}");
+    assert_eq!(rest["exitCode"], 0, "{rest}");
+    server.stop().await;
+}
