@@ -154,7 +154,10 @@ async fn long_output_keeps_head_and_tail_and_the_file_holds_everything() {
     let path = r["fullOutputPath"].as_str().unwrap();
     let full = std::fs::read_to_string(path).unwrap();
     assert_eq!(full.lines().count(), 200000);
-    assert_eq!(full.lines().last(), Some("200000"));
+    // Rendered while it ran and finished at the end: no line lost or doubled at the seam.
+    for (i, line) in full.lines().enumerate() {
+        assert_eq!(line, (i + 1).to_string(), "line {}", i + 1);
+    }
     server.stop().await;
 }
 

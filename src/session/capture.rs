@@ -55,6 +55,16 @@ impl Capture {
         }
     }
 
+    /// How many bytes were captured.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True when nothing was captured yet.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// The captured bytes between two absolute positions (clamped).
     pub fn range(&mut self, from: u64, to: u64) -> Vec<u8> {
         let from = from.saturating_sub(self.start).min(self.len);

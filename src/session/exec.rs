@@ -18,12 +18,12 @@ use alacritty_terminal::term::TermMode;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::Capture;
+use super::exec_render::{Ahead, KEEP_BACK, render_bounded};
 use super::integration::{MarkKind, Mode};
+use super::screen;
 use super::terminal::Session;
 use super::wait::{PROGRESS_EVERY, SETTLE};
-use super::{screen, text};
 use crate::error::{Error, Result};
-use crate::exec::spill;
 use crate::platform;
 use crate::progress::Progress;
 
@@ -174,9 +174,15 @@ impl Session {
             self.interrupt(mode, seq0).await;
             return Err(e);
         }
-        let end = self
-            .exec_wait(req, mode, seq0, pos0, started, cancel, progress)
-            .await;
+        let mut ahead = None;
+        let end = {
+            let wait = self.exec_wait(req, mode, seq0, pos0, started, cancel, progress);
+            tokio::pin!(wait);
+            tokio::select! {
+                end = &mut wait => end,
+                never = self.render_ahead(&mut ahead, mode, seq0, req.max_lines) => match never {},
+            }
+        };
         let duration = started.elapsed();
         if matches!(end, End::Cancelled) {
             // Cancelled like a one-shot run: the command is stopped, the prompt back.
@@ -196,7 +202,12 @@ impl Session {
         // Without marks, the shell's next prompt follows the output: it is not output.
         let drop_last = (mode == Mode::ProcessGroup && matches!(end, End::Done { .. }))
             .then(|| prompt_line.trim_end().to_string());
-        let rendered = render_bounded(&mut capture, from, to, req.max_lines, drop_last.as_deref())?;
+        let rendered = match ahead {
+            Some(ahead) if ahead.from == from && ahead.at <= to => {
+                ahead.finish(&mut capture, to, drop_last.as_deref())?
+            }
+            _ => render_bounded(&mut capture, from, to, req.max_lines, drop_last.as_deref())?,
+        };
         let (timed_out, quiet_exited, cancelled) = (
             matches!(end, End::Timeout),
             matches!(end, End::Quiet),
@@ -232,6 +243,69 @@ impl Session {
             position,
             mode,
         })
+    }
+
+    /// Renders the running command's output as it arrives (marked shells only: the output
+    /// starts at `C`), up to [`KEEP_BACK`] bytes short of the newest and never past the
+    /// first `D`, so the end has only the last stretch left to do. Never returns.
+    async fn render_ahead(
+        &self,
+        ahead: &mut Option<Ahead>,
+        mode: Mode,
+        seq0: u64,
+        max_lines: usize,
+    ) -> std::convert::Infallible {
+        let mut rx = self.subscribe();
+        loop {
+            if rx.changed().await.is_err() {
+                // The session is gone; the wait ends the exec.
+                return std::future::pending().await;
+            }
+            if mode != Mode::Osc133 {
+                continue;
+            }
+            loop {
+                let bytes = {
+                    let mut s = self.state();
+                    let mut from = None;
+                    let mut first_end = None;
+                    for m in s.marks_since(seq0) {
+                        match m.kind {
+                            MarkKind::OutputStart if from.is_none() => from = Some(m.end),
+                            MarkKind::CommandEnd(_) if first_end.is_none() => {
+                                first_end = Some(m.start)
+                            }
+                            _ => {}
+                        }
+                    }
+                    let (Some(from), Some(capture_end)) =
+                        (from, s.capture.as_ref().map(|c| c.start + c.len()))
+                    else {
+                        break;
+                    };
+                    let ahead = ahead.get_or_insert_with(|| Ahead::new(from, max_lines));
+                    let limit = capture_end
+                        .saturating_sub(KEEP_BACK)
+                        .min(first_end.unwrap_or(u64::MAX));
+                    let Some(stop) = ahead.next_stop(limit) else {
+                        break;
+                    };
+                    let at = ahead.at;
+                    match s.capture.as_mut() {
+                        Some(capture) => capture.range(at, stop),
+                        None => break,
+                    }
+                };
+                if bytes.is_empty() {
+                    break;
+                }
+                if let Some(ahead) = ahead.as_mut() {
+                    ahead.feed(&bytes);
+                }
+                // Let the wait (and everything else on this worker) run between chunks.
+                tokio::task::yield_now().await;
+            }
+        }
     }
 
     /// The screen as text (as `view:"screen"` reads it) while a program holds the alternate
@@ -494,126 +568,6 @@ impl Session {
         let row = s.emu.term().grid().cursor.point.line.0.max(0) as usize;
         rows.get(row).cloned().unwrap_or_default()
     }
-}
-
-/// A command's output as the agent gets it.
-struct Rendered {
-    lines: Vec<String>,
-    /// Lines left out of the middle.
-    omitted: usize,
-    /// Every line, when some were left out.
-    full_output_path: Option<PathBuf>,
-}
-
-/// The first and last lines of a stream, and — once there are more than fit — every line in
-/// a spill file.
-struct HeadTail {
-    head_max: usize,
-    tail_max: usize,
-    head: Vec<String>,
-    tail: std::collections::VecDeque<String>,
-    total: usize,
-    spill: Option<(std::io::BufWriter<std::fs::File>, PathBuf)>,
-}
-
-impl HeadTail {
-    fn new(max_lines: usize) -> Self {
-        HeadTail {
-            head_max: max_lines / 2,
-            tail_max: max_lines - max_lines / 2,
-            head: Vec::new(),
-            tail: std::collections::VecDeque::new(),
-            total: 0,
-            spill: None,
-        }
-    }
-
-    fn take(&mut self, line: &str) -> Result<()> {
-        use std::io::Write;
-        self.total += 1;
-        if self.total == self.head_max + self.tail_max + 1 {
-            // From now on the output is cut: everything so far goes to the file first.
-            let (file, path) = spill::create("exec")?;
-            let mut w = std::io::BufWriter::new(file);
-            for l in self.head.iter().chain(self.tail.iter()) {
-                let _ = writeln!(w, "{l}");
-            }
-            self.spill = Some((w, path));
-        }
-        if let Some((w, _)) = self.spill.as_mut() {
-            let _ = writeln!(w, "{line}");
-        }
-        if self.head.len() < self.head_max {
-            self.head.push(line.to_string());
-        } else {
-            self.tail.push_back(line.to_string());
-            if self.tail.len() > self.tail_max {
-                self.tail.pop_front();
-            }
-        }
-        Ok(())
-    }
-
-    fn finish(self) -> Rendered {
-        use std::io::Write;
-        let mut lines = self.head;
-        let mut omitted = 0;
-        let full_output_path = self.spill.map(|(mut w, path)| {
-            let _ = w.flush();
-            omitted = self.total - lines.len() - self.tail.len();
-            lines.push(format!(
-                "… {omitted} lines omitted (all {} lines are in {}) …",
-                self.total,
-                path.display()
-            ));
-            path
-        });
-        lines.extend(self.tail);
-        Rendered {
-            lines,
-            omitted,
-            full_output_path,
-        }
-    }
-}
-
-/// Renders the captured bytes `from..to` a chunk at a time, keeping only the first and last
-/// lines in memory (`max_lines` in all) and every line in a spill file once there are more:
-/// memory stays bounded however much a command prints. `drop_last` is a final unterminated
-/// line to leave out (the shell's next prompt).
-fn render_bounded(
-    capture: &mut Capture,
-    from: u64,
-    to: u64,
-    max_lines: usize,
-    drop_last: Option<&str>,
-) -> Result<Rendered> {
-    const CHUNK: u64 = 1 << 20;
-    let mut kept = HeadTail::new(max_lines);
-    let mut failed = None;
-    let mut cleaner = text::Cleaner::new();
-    let mut at = from;
-    while at < to {
-        let end = (at + CHUNK).min(to);
-        let bytes = capture.range(at, end);
-        if bytes.is_empty() {
-            break;
-        }
-        cleaner.feed(&bytes, &mut |l| {
-            if let Err(e) = kept.take(l) {
-                failed.get_or_insert(e);
-            }
-        });
-        at = end;
-    }
-    let partial = cleaner.partial();
-    if !partial.is_empty() && drop_last != Some(partial.as_str()) {
-        kept.take(&partial)?;
-    }
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    Ok(kept.finish())
 }
 
 /// What the marks since the command was typed say.

@@ -19,6 +19,7 @@ pub mod control;
 pub mod echo;
 pub mod emulator;
 pub mod exec;
+pub mod exec_render;
 pub mod integration;
 pub mod keys;
 pub mod log;
