@@ -287,6 +287,7 @@ impl SessionManager {
             );
             reserve(&mut inner, &session, why, last_screen);
         }
+        crate::exec::spill::remove_owned(&spill_owner(&session));
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(kill_off_workers(session));
@@ -325,6 +326,7 @@ impl SessionManager {
                         );
                     }
                 }
+                crate::exec::spill::remove_owned(&spill_owner(&session));
                 // Its processes are gone or going; what it left is killed off the workers.
                 if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                     runtime.spawn(kill_off_workers(session.clone()));
@@ -504,6 +506,7 @@ impl SessionManager {
                 );
                 reserve(&mut inner, &session, why, last_screen);
             }
+            crate::exec::spill::remove_owned(&spill_owner(&session));
             self.changed();
             kill_off_workers(session.clone()).await;
         }
@@ -531,14 +534,27 @@ impl SessionManager {
 
 /// [`Session::kill`] on the blocking pool: its tree kill scans `/proc` and signals, which
 /// must not stall an async worker; its bounded wait for the reap is driven from there too.
+/// The session's spill files (its `terminal_exec` outputs) go with it.
 async fn kill_off_workers(session: Arc<Session>) {
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return session.kill().await;
-    };
-    let id = session.id.clone();
-    if let Err(e) = tokio::task::spawn_blocking(move || runtime.block_on(session.kill())).await {
-        tracing::warn!("session {id}: the kill did not finish ({e})");
+    let owner = spill_owner(&session);
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            let id = session.id.clone();
+            if let Err(e) =
+                tokio::task::spawn_blocking(move || runtime.block_on(session.kill())).await
+            {
+                tracing::warn!("session {id}: the kill did not finish ({e})");
+            }
+        }
+        Err(_) => session.kill().await,
     }
+    crate::exec::spill::remove_owned(&owner);
+}
+
+/// Who owns the spill files a call on `session` writes ([`crate::exec::spill::owned_by`]):
+/// this incarnation of the session, so a restart under the same id ends them too.
+pub fn spill_owner(session: &Session) -> String {
+    format!("session {} pid {}", session.id, session.pid)
 }
 
 fn reserve(inner: &mut Inner, session: &Session, why: String, last_screen: String) {
