@@ -12,7 +12,7 @@
 //! (counted against the limit) under it, spawns outside it, then inserts; the idle sweep and
 //! eviction read `/proc` outside it; tree kills run on the blocking pool.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -97,12 +97,23 @@ struct Reserved {
 #[derive(Default)]
 struct Inner {
     live: Vec<Arc<Session>>,
-    /// Ids (and names) of sessions being spawned right now, outside the lock: they count
-    /// against the limit and cannot be taken by another start.
-    starting: HashSet<String>,
+    /// Sessions being spawned right now, outside the lock (id → name): they count against
+    /// the limit, and their ids and names cannot be taken by another start.
+    starting: HashMap<String, Option<String>>,
     reserved: HashMap<String, Reserved>,
     /// The last numeric id handed out (`SessionIds::Numbers`).
     last_number: u64,
+}
+
+impl Inner {
+    /// True when a session being spawned has this id or name.
+    fn starting_uses(&self, id_or_name: &str) -> bool {
+        self.starting.contains_key(id_or_name)
+            || self
+                .starting
+                .values()
+                .any(|n| n.as_deref() == Some(id_or_name))
+    }
 }
 
 /// Owns every session of this server.
@@ -167,7 +178,7 @@ impl SessionManager {
         };
         let id = self.reserve_slot(shape.name.as_deref(), |inner| {
             if let Some(name) = &shape.name
-                && (inner.starting.contains(name)
+                && (inner.starting_uses(name)
                     || inner
                         .live
                         .iter()
@@ -187,11 +198,10 @@ impl SessionManager {
         }, |inner| {
             Error::Limit(format!(
                 "{} sessions are open, the most this server allows; stop one with terminal_stop (terminal_list shows them) and try again.",
-                inner.live.len() + inner.starting.len()
+                Self::open(inner)
             ))
         })?;
-        let name = shape.name.clone();
-        let session = self.spawn_reserved(&id, name.as_deref(), shape)?;
+        let session = self.spawn_reserved(&id, shape)?;
         self.changed();
         Ok(session)
     }
@@ -216,10 +226,7 @@ impl SessionManager {
                 let mut inner = self.inner();
                 if Self::open(&inner) < self.config.max_sessions {
                     let id = pick(&mut inner)?;
-                    inner.starting.insert(id.clone());
-                    if let Some(name) = name {
-                        inner.starting.insert(name.to_string());
-                    }
+                    inner.starting.insert(id.clone(), name.map(String::from));
                     return Ok(id);
                 }
                 if !self.config.evict_lru {
@@ -234,15 +241,12 @@ impl SessionManager {
         Err(full(&self.inner()))
     }
 
-    /// Spawns the session whose id (and name) `reserve_slot` marked, outside the lock, then
-    /// inserts it; the marks are released either way.
-    fn spawn_reserved(&self, id: &str, name: Option<&str>, shape: Shape) -> Result<Arc<Session>> {
+    /// Spawns the session whose id `reserve_slot` marked, outside the lock, then inserts it;
+    /// the mark is released either way.
+    fn spawn_reserved(&self, id: &str, shape: Shape) -> Result<Arc<Session>> {
         let spawned = Session::spawn(id.to_string(), shape);
         let mut inner = self.inner();
         inner.starting.remove(id);
-        if let Some(name) = name {
-            inner.starting.remove(name);
-        }
         let session = spawned?;
         inner.live.push(session.clone());
         Ok(session)
@@ -344,7 +348,7 @@ impl SessionManager {
         let reserved_slot = self.reserve_slot(
             None,
             |inner| {
-                if inner.starting.contains(id) {
+                if inner.starting.contains_key(id) {
                     return Err(Error::Respawned(format!(
                         "Session {id} had ended and is being started again by another call; this call did nothing: send it again."
                     )));
@@ -362,7 +366,7 @@ impl SessionManager {
                     "Session {id} had ended ({}) and cannot be restarted: the session limit is reached; stop another session first.",
                     reserved.why
                 )),
-                None if inner.starting.contains(id) => Error::Respawned(format!(
+                None if inner.starting.contains_key(id) => Error::Respawned(format!(
                     "Session {id} had ended and is being started again by another call; this call did nothing: send it again."
                 )),
                 None => Error::UnknownSession(id.to_string()),
@@ -372,7 +376,7 @@ impl SessionManager {
         let Some(reserved) = taken else {
             return Err(Error::UnknownSession(id.to_string()));
         };
-        if let Err(e) = self.spawn_reserved(id, None, reserved.shape.clone()) {
+        if let Err(e) = self.spawn_reserved(id, reserved.shape.clone()) {
             // The id stays reserved: a later call may try again.
             let mut inner = self.inner();
             if !inner.live.iter().any(|s| s.id == id) {
@@ -580,7 +584,7 @@ fn new_id(inner: &Inner) -> String {
             .live
             .iter()
             .any(|s| s.id == id || s.shape.name.as_deref() == Some(&id))
-            || inner.starting.contains(&id)
+            || inner.starting_uses(&id)
             || inner.reserved.contains_key(&id);
         if !taken {
             return id;

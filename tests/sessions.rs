@@ -837,7 +837,7 @@ fn open_when_read(path: std::path::PathBuf) -> tokio::sync::oneshot::Receiver<st
 /// the slow session works.
 #[tokio::test]
 async fn a_slow_start_holds_up_no_other_call() {
-    let server = start_with(Era::Initialize, &["--max-sessions", "2"], &[]).await;
+    let server = start_with(Era::Initialize, &["--max-sessions", "3"], &[]).await;
     let fast = sh(&server).await;
     let home = tempfile::tempdir().unwrap();
     let gate = home.path().join("gate");
@@ -850,7 +850,7 @@ async fn a_slow_start_holds_up_no_other_call() {
     let opened = open_when_read(gate.clone());
     let mut slow = Box::pin(server.ok(
         "terminal_start",
-        json!({"shell": "bash", "env": {"HOME": home.path()}}),
+        json!({"shell": "bash", "name": "slow", "env": {"HOME": home.path()}}),
     ));
     // The slow start is in flight until its shell reads the gate.
     let mut gate_w = tokio::select! {
@@ -871,7 +871,11 @@ async fn a_slow_start_holds_up_no_other_call() {
         )
         .await;
     assert_eq!(r["output"], "fast-42", "{r}");
-    // The in-flight start holds a place: a third one is over the limit.
+    // The in-flight start holds its name and one place: a third start fits, a fourth is
+    // over the limit.
+    let taken = server.err("terminal_start", json!({"name": "slow"})).await;
+    assert!(taken.contains("already called"), "{taken}");
+    sh(&server).await;
     let refused = server.err("terminal_start", json!({})).await;
     assert!(refused.contains("the most this server allows"), "{refused}");
 
