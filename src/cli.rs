@@ -54,14 +54,25 @@ pub enum Command {
     /// Serve MCP on stdio (the default).
     Serve,
     /// Join a session from this terminal: its screen, then live input and output; Ctrl+]
-    /// detaches. terminal_start returns the exact command.
+    /// detaches.
+    ///
+    /// Shares a running session with the agent: you see its current screen and recent
+    /// scrollback, then everything it prints, and what you type goes to its program (the
+    /// agent keeps working alongside you). Press Ctrl+] to detach: the session goes on
+    /// running. terminal_start (the `attach` field of its result) gives the exact command.
+    /// At most 16 people are attached to one session at a time. The serving options listed
+    /// below (--shell, --cols, …) are the server's and do nothing here.
     Attach {
-        /// The session id.
+        /// The session id, as terminal_start and terminal_list show it.
         id: String,
-        /// The session's socket (needed when several servers have this id).
-        #[arg(long)]
+        /// The session's Unix socket, as given in terminal_start's attach command. Without
+        /// it, the socket is looked up by id in the private folder; it is needed when
+        /// several running servers have a session of this id.
+        #[arg(long, value_name = "PATH")]
         socket: Option<PathBuf>,
-        /// Make the session follow this window's size.
+        /// Resize the session to this terminal's window, now and whenever the window
+        /// changes size (the agent then sees the same size). Without it the session keeps
+        /// its own size.
         #[arg(long)]
         resize: bool,
     },

@@ -7,6 +7,10 @@
 //! action is not performed). `terminal_stop` ends a session for good. With `evict_lru`, a
 //! start at the limit evicts the least recently used session instead of failing (its id is
 //! reserved the same way); with `SessionIds::Numbers`, ids are `1`, `2`, … (terminal-use).
+//!
+//! The manager's lock is held only to read and change the registry: a start reserves its id
+//! (counted against the limit) under it, spawns outside it, then inserts; the idle sweep and
+//! eviction read `/proc` outside it; tree kills run on the blocking pool.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -93,9 +97,23 @@ struct Reserved {
 #[derive(Default)]
 struct Inner {
     live: Vec<Arc<Session>>,
+    /// Sessions being spawned right now, outside the lock (id → name): they count against
+    /// the limit, and their ids and names cannot be taken by another start.
+    starting: HashMap<String, Option<String>>,
     reserved: HashMap<String, Reserved>,
     /// The last numeric id handed out (`SessionIds::Numbers`).
     last_number: u64,
+}
+
+impl Inner {
+    /// True when a session being spawned has this id or name.
+    fn starting_uses(&self, id_or_name: &str) -> bool {
+        self.starting.contains_key(id_or_name)
+            || self
+                .starting
+                .values()
+                .any(|n| n.as_deref() == Some(id_or_name))
+    }
 }
 
 /// Owns every session of this server.
@@ -158,36 +176,79 @@ impl SessionManager {
             theme: req.theme.unwrap_or_else(|| "dark".into()),
             remote: req.remote,
         };
-        let mut inner = self.inner();
-        if inner.live.len() >= self.config.max_sessions && self.config.evict_lru {
-            self.evict_least_recently_used(&mut inner);
-        }
-        if inner.live.len() >= self.config.max_sessions {
-            return Err(Error::Limit(format!(
-                "{} sessions are open, the most this server allows; stop one with terminal_stop (terminal_list shows them) and try again.",
-                inner.live.len()
-            )));
-        }
-        if let Some(name) = &shape.name
-            && inner
-                .live
-                .iter()
-                .any(|s| s.shape.name.as_deref() == Some(name) || &s.id == name)
-        {
-            return Err(Error::InvalidInput(format!(
-                "A session is already called `{name}`; pick another name or use that session."
-            )));
-        }
-        let id = match self.config.session_ids {
-            SessionIds::Words => new_id(&inner),
-            SessionIds::Numbers => {
-                inner.last_number += 1;
-                inner.last_number.to_string()
+        let id = self.reserve_slot(shape.name.as_deref(), |inner| {
+            if let Some(name) = &shape.name
+                && (inner.starting_uses(name)
+                    || inner
+                        .live
+                        .iter()
+                        .any(|s| s.shape.name.as_deref() == Some(name) || &s.id == name))
+            {
+                return Err(Error::InvalidInput(format!(
+                    "A session is already called `{name}`; pick another name or use that session."
+                )));
             }
-        };
-        let session = Session::spawn(id, shape)?;
-        inner.live.push(session.clone());
+            Ok(match self.config.session_ids {
+                SessionIds::Words => new_id(inner),
+                SessionIds::Numbers => {
+                    inner.last_number += 1;
+                    inner.last_number.to_string()
+                }
+            })
+        }, |inner| {
+            Error::Limit(format!(
+                "{} sessions are open, the most this server allows; stop one with terminal_stop (terminal_list shows them) and try again.",
+                Self::open(inner)
+            ))
+        })?;
+        let session = self.spawn_reserved(&id, shape)?;
         self.changed();
+        Ok(session)
+    }
+
+    /// How many sessions count against the limit: live ones and those being spawned.
+    fn open(inner: &Inner) -> usize {
+        inner.live.len() + inner.starting.len()
+    }
+
+    /// Takes a place under the limit (evicting the least recently used session first when
+    /// allowed) and marks the id `pick` chooses as starting; `name` is marked too. `/proc`
+    /// reads and screen renders for the eviction happen outside the lock, so the check is
+    /// repeated (a bounded number of times) when another start took the freed place.
+    fn reserve_slot(
+        &self,
+        name: Option<&str>,
+        mut pick: impl FnMut(&mut Inner) -> Result<String>,
+        full: impl Fn(&Inner) -> Error,
+    ) -> Result<String> {
+        for _ in 0..4 {
+            let candidates = {
+                let mut inner = self.inner();
+                if Self::open(&inner) < self.config.max_sessions {
+                    let id = pick(&mut inner)?;
+                    inner.starting.insert(id.clone(), name.map(String::from));
+                    return Ok(id);
+                }
+                if !self.config.evict_lru {
+                    return Err(full(&inner));
+                }
+                inner.live.clone()
+            };
+            if !self.evict_least_recently_used(candidates) {
+                return Err(full(&self.inner()));
+            }
+        }
+        Err(full(&self.inner()))
+    }
+
+    /// Spawns the session whose id `reserve_slot` marked, outside the lock, then inserts it;
+    /// the mark is released either way.
+    fn spawn_reserved(&self, id: &str, shape: Shape) -> Result<Arc<Session>> {
+        let spawned = Session::spawn(id.to_string(), shape);
+        let mut inner = self.inner();
+        inner.starting.remove(id);
+        let session = spawned?;
+        inner.live.push(session.clone());
         Ok(session)
     }
 
@@ -200,81 +261,130 @@ impl SessionManager {
         self.changes.send_modify(|n| *n += 1);
     }
 
-    /// Ends the session that has gone longest without a call or output, keeping its id
-    /// reserved so the next call on it is told it was evicted. Sessions inside a call are
-    /// in use and never chosen; the kill itself runs on the async runtime.
-    fn evict_least_recently_used(&self, inner: &mut Inner) {
-        let oldest = inner
-            .live
-            .iter()
+    /// Ends the session among `candidates` that has gone longest without a call or output,
+    /// keeping its id reserved so the next call on it is told it was evicted; false when none
+    /// could be. Sessions inside a call are in use and never chosen. Their idle times (and
+    /// the chosen one's last screen) are read outside the manager's lock; the kill itself
+    /// runs on the blocking pool.
+    fn evict_least_recently_used(&self, candidates: Vec<Arc<Session>>) -> bool {
+        let mut by_age: Vec<(Duration, Arc<Session>)> = candidates
+            .into_iter()
             .filter(|s| s.op.clone().try_lock_owned().is_ok())
-            .max_by_key(|s| s.status().idle)
-            .cloned();
-        let Some(session) = oldest else { return };
+            .map(|s| (s.status().idle, s))
+            .collect();
+        by_age.sort_by_key(|(idle, _)| std::cmp::Reverse(*idle));
+        let Some((_, session)) = by_age.into_iter().next() else {
+            return false;
+        };
         let last_screen = screen::plain_text(&session.state().emu);
-        inner.live.retain(|s| s.id != session.id);
-        let why = format!(
-            "it was evicted as the least recently used of {} sessions when another was started",
-            self.config.max_sessions
-        );
-        reserve(inner, &session, why, last_screen);
+        {
+            let mut inner = self.inner();
+            let before = inner.live.len();
+            inner.live.retain(|s| !Arc::ptr_eq(s, &session));
+            if inner.live.len() == before {
+                // Another call ended or evicted it meanwhile: its place is free all the same.
+                return true;
+            }
+            let why = format!(
+                "it was evicted as the least recently used of {} sessions when another was started",
+                self.config.max_sessions
+            );
+            reserve(&mut inner, &session, why, last_screen);
+        }
+        crate::exec::spill::remove_owned(&spill_owner(&session));
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                runtime.spawn(async move { session.kill().await });
+                runtime.spawn(kill_off_workers(session));
             }
             Err(_) => tracing::warn!(id = %session.id, "evicted outside a runtime; not killed"),
         }
+        self.changed();
+        true
     }
 
     /// The live session with this id or name. A reserved id is started afresh, and the
     /// call is told so through [`Error::Respawned`].
     pub fn get(&self, id: &str) -> Result<Arc<Session>> {
-        let mut inner = self.inner();
-        if let Some(session) = inner
+        let found = self
+            .inner()
             .live
             .iter()
             .find(|s| s.id == id || s.shape.name.as_deref() == Some(id))
-            .cloned()
-        {
+            .cloned();
+        if let Some(session) = found {
             // A shell that exited by itself is retired; its id is reserved and reused now.
             if !session.is_command()
                 && let Some(exit) = session.exit()
             {
                 let last_screen = screen::plain_text(&session.state().emu);
-                inner.live.retain(|s| s.id != session.id);
-                reserve(
-                    &mut inner,
-                    &session,
-                    format!("its shell exited ({})", describe_exit(&exit)),
-                    last_screen,
-                );
-                return self.respawn(&mut inner, &session.id);
+                {
+                    let mut inner = self.inner();
+                    let before = inner.live.len();
+                    inner.live.retain(|s| !Arc::ptr_eq(s, &session));
+                    if inner.live.len() < before {
+                        reserve(
+                            &mut inner,
+                            &session,
+                            format!("its shell exited ({})", describe_exit(&exit)),
+                            last_screen,
+                        );
+                    }
+                }
+                crate::exec::spill::remove_owned(&spill_owner(&session));
+                // Its processes are gone or going; what it left is killed off the workers.
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    runtime.spawn(kill_off_workers(session.clone()));
+                }
+                return self.respawn(&session.id);
             }
             session.touch();
             return Ok(session);
         }
-        if inner.reserved.contains_key(id) {
-            return self.respawn(&mut inner, id);
-        }
-        Err(Error::UnknownSession(id.to_string()))
+        self.respawn(id)
     }
 
-    fn respawn(&self, inner: &mut Inner, id: &str) -> Result<Arc<Session>> {
-        let Some(reserved) = inner.reserved.remove(id) else {
+    fn respawn(&self, id: &str) -> Result<Arc<Session>> {
+        let mut taken = None;
+        let reserved_slot = self.reserve_slot(
+            None,
+            |inner| {
+                if inner.starting.contains_key(id) {
+                    return Err(Error::Respawned(format!(
+                        "Session {id} had ended and is being started again by another call; this call did nothing: send it again."
+                    )));
+                }
+                match inner.reserved.remove(id) {
+                    Some(reserved) => {
+                        taken = Some(reserved);
+                        Ok(id.to_string())
+                    }
+                    None => Err(Error::UnknownSession(id.to_string())),
+                }
+            },
+            |inner| match inner.reserved.get(id) {
+                Some(reserved) => Error::Limit(format!(
+                    "Session {id} had ended ({}) and cannot be restarted: the session limit is reached; stop another session first.",
+                    reserved.why
+                )),
+                None if inner.starting.contains_key(id) => Error::Respawned(format!(
+                    "Session {id} had ended and is being started again by another call; this call did nothing: send it again."
+                )),
+                None => Error::UnknownSession(id.to_string()),
+            },
+        );
+        reserved_slot?;
+        let Some(reserved) = taken else {
             return Err(Error::UnknownSession(id.to_string()));
         };
-        if inner.live.len() >= self.config.max_sessions && self.config.evict_lru {
-            self.evict_least_recently_used(inner);
+        if let Err(e) = self.spawn_reserved(id, reserved.shape.clone()) {
+            // The id stays reserved: a later call may try again.
+            let mut inner = self.inner();
+            if !inner.live.iter().any(|s| s.id == id) {
+                inner.reserved.insert(id.to_string(), reserved);
+            }
+            return Err(e);
         }
-        if inner.live.len() >= self.config.max_sessions {
-            let why = reserved.why.clone();
-            inner.reserved.insert(id.to_string(), reserved);
-            return Err(Error::Limit(format!(
-                "Session {id} had ended ({why}) and cannot be restarted: the session limit is reached; stop another session first."
-            )));
-        }
-        let session = Session::spawn(id.to_string(), reserved.shape.clone())?;
-        inner.live.push(session.clone());
+        self.changed();
         let screen = if reserved.last_screen.trim().is_empty() {
             String::new()
         } else {
@@ -309,18 +419,20 @@ impl SessionManager {
                 }
             }
         };
-        session.kill().await;
+        kill_off_workers(session.clone()).await;
         self.changed();
         Ok(Stopped::Live(session))
     }
 
     /// Kills a session and starts the same shape again under the same id.
     pub async fn restart(&self, session: &Arc<Session>) -> Result<Arc<Session>> {
-        session.kill().await;
+        kill_off_workers(session.clone()).await;
         let fresh = Session::spawn(session.id.clone(), session.shape.clone())?;
         let mut inner = self.inner();
         inner.live.retain(|s| s.id != session.id);
         inner.live.push(fresh.clone());
+        drop(inner);
+        self.changed();
         Ok(fresh)
     }
 
@@ -369,15 +481,12 @@ impl SessionManager {
 
     /// Ends sessions idle longer than the configured time, keeping their ids reserved.
     pub async fn sweep_idle(&self) {
-        let candidates: Vec<Arc<Session>> = {
-            let inner = self.inner();
-            inner
-                .live
-                .iter()
-                .filter(|s| s.status().idle >= self.config.idle_timeout)
-                .cloned()
-                .collect()
-        };
+        // Listed under the lock, inspected (idle times, `/proc`) outside it.
+        let live: Vec<Arc<Session>> = self.inner().live.clone();
+        let candidates: Vec<Arc<Session>> = live
+            .into_iter()
+            .filter(|s| s.status().idle >= self.config.idle_timeout)
+            .collect();
         for session in candidates {
             // A session inside a tool call (a long wait) is in use, not idle; holding its call
             // lock until it is gone keeps a call from starting on it meanwhile.
@@ -390,15 +499,20 @@ impl SessionManager {
             let last_screen = screen::plain_text(&session.state().emu);
             {
                 let mut inner = self.inner();
-                inner.live.retain(|s| s.id != session.id);
+                let before = inner.live.len();
+                inner.live.retain(|s| !Arc::ptr_eq(s, &session));
+                if inner.live.len() == before {
+                    continue;
+                }
                 let why = format!(
                     "it was idle for more than {}",
                     human(self.config.idle_timeout)
                 );
                 reserve(&mut inner, &session, why, last_screen);
             }
-            session.kill().await;
+            crate::exec::spill::remove_owned(&spill_owner(&session));
             self.changed();
+            kill_off_workers(session.clone()).await;
         }
     }
 
@@ -416,10 +530,35 @@ impl SessionManager {
     pub async fn shutdown(&self) {
         let live: Vec<Arc<Session>> = std::mem::take(&mut self.inner().live);
         for session in live {
-            session.kill().await;
+            kill_off_workers(session).await;
         }
         self.changed();
     }
+}
+
+/// [`Session::kill`] on the blocking pool: its tree kill scans `/proc` and signals, which
+/// must not stall an async worker; its bounded wait for the reap is driven from there too.
+/// The session's spill files (its `terminal_exec` outputs) go with it.
+async fn kill_off_workers(session: Arc<Session>) {
+    let owner = spill_owner(&session);
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            let id = session.id.clone();
+            if let Err(e) =
+                tokio::task::spawn_blocking(move || runtime.block_on(session.kill())).await
+            {
+                tracing::warn!("session {id}: the kill did not finish ({e})");
+            }
+        }
+        Err(_) => session.kill().await,
+    }
+    crate::exec::spill::remove_owned(&owner);
+}
+
+/// Who owns the spill files a call on `session` writes ([`crate::exec::spill::owned_by`]):
+/// this incarnation of the session, so a restart under the same id ends them too.
+pub fn spill_owner(session: &Session) -> String {
+    format!("session {} pid {}", session.id, session.pid)
 }
 
 fn reserve(inner: &mut Inner, session: &Session, why: String, last_screen: String) {
@@ -445,6 +584,7 @@ fn new_id(inner: &Inner) -> String {
             .live
             .iter()
             .any(|s| s.id == id || s.shape.name.as_deref() == Some(&id))
+            || inner.starting_uses(&id)
             || inner.reserved.contains_key(&id);
         if !taken {
             return id;

@@ -326,3 +326,54 @@ async fn a_restart_keeps_one_socket_and_a_dead_client_is_dropped() {
     assert_eq!(files.len(), 1, "one socket per session");
     server.stop().await;
 }
+
+/// Sixteen people may be attached at once; the seventeenth connection gets one line saying
+/// so and is closed, and the sixteen go on seeing and typing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seventeenth_person_is_refused_and_the_others_stay() {
+    let runtime = tempfile::tempdir().unwrap();
+    let server = server(runtime.path()).await;
+    let (id, socket) = session(&server, runtime.path()).await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "echo before-$((1+1))\r"}),
+        )
+        .await;
+    let mut people: Vec<Client> = tokio::task::block_in_place(|| {
+        (0..16)
+            .map(|_| {
+                let mut c = Client::connect(&socket);
+                // Its redraw arrived: it is attached.
+                assert!(c.expect("before-2"), "an attached person sees the screen");
+                c
+            })
+            .collect()
+    });
+
+    let refused = tokio::task::block_in_place(|| {
+        let mut c = Client::connect(&socket);
+        c.expect_end();
+        String::from_utf8_lossy(&c.seen).into_owned()
+    });
+    assert!(
+        refused.contains("16 people are already attached") && !refused.contains("before-2"),
+        "{refused:?}"
+    );
+    assert_eq!(refused.trim_end().lines().count(), 1, "{refused:?}");
+
+    // The sixteen are unaffected: one types, every one sees the output.
+    tokio::task::block_in_place(|| {
+        people[0].type_text("echo still-$((6*7))\r");
+        for p in people.iter_mut() {
+            assert!(p.expect("still-42"), "an attached person was dropped");
+        }
+    });
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    tokio::task::block_in_place(|| {
+        for p in people.iter_mut() {
+            p.expect_end();
+        }
+    });
+    server.stop().await;
+}

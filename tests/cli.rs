@@ -51,3 +51,30 @@ async fn skills_dir_says_what_it_wrote() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn attach_help_says_what_it_does_and_how_to_detach() {
+    let out = tokio::time::timeout(
+        common::TEST_TIMEOUT,
+        tokio::process::Command::new(common::BIN)
+            .args(["attach", "--help"])
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("help in time")
+    .unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "Join a session",
+        "Ctrl+] to detach",
+        "--socket <PATH>",
+        "Unix socket",
+        "--resize",
+        "window",
+        "16 people",
+    ] {
+        assert!(help.contains(needle), "{needle:?} missing from:\n{help}");
+    }
+}

@@ -933,3 +933,132 @@ async fn a_timeout_ends_what_escaped_with_setsid() {
     common::procs::all_gone(&left).await;
     server.stop().await;
 }
+
+/// Runs a long command in session `id` with few lines shown; returns its spill file.
+async fn exec_spill(server: &common::Server, id: &str) -> PathBuf {
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "seq 1 3000", "maxLines": 10, "timeout": 20000}),
+        )
+        .await;
+    let path = PathBuf::from(r["fullOutputPath"].as_str().expect("a spill file"));
+    assert!(path.is_file(), "{r}");
+    assert!(path.to_string_lossy().ends_with("-exec.log"), "{r}");
+    path
+}
+
+async fn sh_session(server: &common::Server) -> String {
+    let started = server
+        .ok("terminal_start", json!({"env": {"PS1": "$ "}}))
+        .await;
+    started["sessionId"].as_str().unwrap().to_string()
+}
+
+/// A session's exec spill files go when the session ends: stopped, its shell exited (and
+/// restarted under the same id), or ended as idle; another session's stay.
+#[tokio::test]
+async fn a_sessions_spill_files_go_when_it_ends() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().to_str().unwrap();
+    let server = start_with(
+        common::Era::Initialize,
+        &["--idle-timeout", "2"],
+        &[("TMPDIR", t), ("XDG_RUNTIME_DIR", "")],
+    )
+    .await;
+    let a = sh_session(&server).await;
+    let b = sh_session(&server).await;
+    let a_file = exec_spill(&server, &a).await;
+    let b_file = exec_spill(&server, &b).await;
+    server.ok("terminal_stop", json!({"sessionId": a})).await;
+    assert!(!a_file.exists(), "a stopped session's spill file is left");
+    assert!(b_file.exists(), "another session's spill file went too");
+
+    // The shell exits; the next call restarts it and its old spill file is gone.
+    server
+        .ok("terminal_write", json!({"sessionId": b, "data": "exit\r"}))
+        .await;
+    let notice = server.err("terminal_read", json!({"sessionId": b})).await;
+    assert!(notice.contains("same id"), "{notice}");
+    assert!(!b_file.exists(), "an exited shell's spill file is left");
+    // The fresh shell under the same id keeps its own.
+    let b_again = exec_spill(&server, &b).await;
+
+    // Ended as idle (the sweep runs every second): its spill file goes with it.
+    let deadline = tokio::time::Instant::now() + common::TEST_TIMEOUT;
+    while server.ok("terminal_list", json!({})).await["count"] != 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never ended as idle"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        !b_again.exists(),
+        "an idle-ended session's spill file is left"
+    );
+    server.stop().await;
+}
+
+/// A server's start time, as spill file names record it (`/proc/<pid>/stat` field 22).
+fn start_time(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    after.split(' ').nth(19).unwrap().parse().unwrap()
+}
+
+/// When a server first uses the spill folder, the files of servers that are not running go
+/// whatever their age, when the name says which server (pid and start time); a running
+/// server's stay, and so does a dead one's kept transcript while it is young.
+#[tokio::test]
+async fn dead_servers_spill_files_go_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let first = server_in_tmp(tmp.path(), &[]).await;
+    let id = sh_session(&first).await;
+    let live_file = exec_spill(&first, &id).await;
+    let dir = live_file.parent().unwrap().to_path_buf();
+    let name = live_file
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        name.contains(&format!("-{}_{}-", first.pid, start_time(first.pid))),
+        "the name says which server: {name}"
+    );
+    let me = std::process::id();
+    let file = |name: String| {
+        let path = dir.join(name);
+        std::fs::File::create(&path).unwrap();
+        path
+    };
+    // A young file of a dead server (no such pid), and of a reused pid (wrong start time).
+    let dead = file("1-999999999_12345-0-exec.log".into());
+    let reused = file(format!("2-{me}_1-0-stdout.log"));
+    let running = file(format!("3-{me}_{}-0-stdout.log", start_time(me)));
+    let transcript = file("4-999999999_12345-0-transcript.log".into());
+    // The first server dies without cleaning up.
+    first.crash().await;
+    assert!(live_file.exists());
+
+    let second = server_in_tmp(tmp.path(), &[]).await;
+    let run = second
+        .ok(
+            "terminal_run",
+            json!({"cmd": "seq", "args": ["1", "100000"], "maxOutputBytes": 1000}),
+        )
+        .await;
+    assert!(run["stdout"]["fullOutputPath"].is_string(), "{run}");
+    assert!(
+        !live_file.exists(),
+        "the killed server's spill file is left"
+    );
+    assert!(
+        !dead.exists() && !reused.exists(),
+        "dead servers' files are left"
+    );
+    assert!(running.exists(), "a running server's file was removed");
+    assert!(transcript.exists(), "a young kept transcript was removed");
+    second.stop().await;
+}

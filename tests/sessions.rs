@@ -823,3 +823,106 @@ async fn evict_lru_at_the_session_limit() {
     assert!(e.contains("evicted"), "{e}");
     server.stop().await;
 }
+
+/// A FIFO at `path`, for a shell's rc to block on until the test writes to it.
+fn fifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+/// Opens `path` for writing on a thread: it opens once a reader has it open.
+fn open_when_read(path: std::path::PathBuf) -> tokio::sync::oneshot::Receiver<std::fs::File> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&path) {
+            let _ = tx.send(f);
+        }
+    });
+    rx
+}
+
+/// A start held slow (its shell's rc blocks reading a FIFO) holds up no call on another
+/// session, nor the list; it counts against the limit while it is in flight; once released
+/// the slow session works.
+#[tokio::test]
+async fn a_slow_start_holds_up_no_other_call() {
+    let server = start_with(Era::Initialize, &["--max-sessions", "3"], &[]).await;
+    let fast = sh(&server).await;
+    let home = tempfile::tempdir().unwrap();
+    let gate = home.path().join("gate");
+    fifo(&gate);
+    std::fs::write(
+        home.path().join(".bashrc"),
+        "read __gate < ~/gate; echo \"gate said $__gate\"\n",
+    )
+    .unwrap();
+    let opened = open_when_read(gate.clone());
+    let mut slow = Box::pin(server.ok(
+        "terminal_start",
+        json!({"shell": "bash", "name": "slow", "env": {"HOME": home.path()}}),
+    ));
+    // The slow start is in flight until its shell reads the gate.
+    let mut gate_w = tokio::select! {
+        f = opened => f.expect("the slow shell opened its gate"),
+        r = &mut slow => panic!("the slow start answered before its rc read the gate: {r}"),
+    };
+
+    // Meanwhile (the gate stays shut: nothing was written) other calls complete.
+    let listed = server.ok("terminal_list", json!({})).await;
+    assert_eq!(
+        listed["count"], 2,
+        "the in-flight session is listed: {listed}"
+    );
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": fast, "command": "echo fast-$((40+2))", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(r["output"], "fast-42", "{r}");
+    // The in-flight start holds its name and one place: a third start fits, a fourth is
+    // over the limit.
+    let taken = server.err("terminal_start", json!({"name": "slow"})).await;
+    assert!(taken.contains("already called"), "{taken}");
+    sh(&server).await;
+    let refused = server.err("terminal_start", json!({})).await;
+    assert!(refused.contains("the most this server allows"), "{refused}");
+
+    // Released, the slow session finishes its start and works.
+    use std::io::Write;
+    gate_w.write_all(b"open\n").unwrap();
+    drop(gate_w);
+    let started = (&mut slow).await;
+    let slow_id = started["sessionId"].as_str().unwrap().to_string();
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": slow_id, "command": "echo slow-$((2+3))", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(r["output"], "slow-5", "{r}");
+    let screen = server.screen_text(&slow_id).await;
+    assert!(screen.contains("gate said open"), "{screen}");
+    drop(slow);
+    server.stop().await;
+}
+
+/// Starts racing for the last places of `--max-sessions` never exceed it: each in-flight
+/// start counts.
+#[tokio::test]
+async fn racing_starts_respect_the_limit() {
+    let server = start_with(Era::Initialize, &["--max-sessions", "3"], &[]).await;
+    let call = || server.call("terminal_start", json!({"env": {"PS1": "$ "}}));
+    let (a, b, c, d, e, f) = tokio::join!(call(), call(), call(), call(), call(), call());
+    let results = [a, b, c, d, e, f];
+    let ok = results.iter().filter(|r| r.is_error != Some(true)).count();
+    assert_eq!(ok, 3, "{results:?}");
+    for r in results.iter().filter(|r| r.is_error == Some(true)) {
+        let text = common::text(r);
+        assert!(text.contains("the most this server allows"), "{text}");
+    }
+    let listed = server.ok("terminal_list", json!({})).await;
+    assert_eq!(listed["count"], 3, "{listed}");
+    server.stop().await;
+}

@@ -69,6 +69,27 @@ impl Shell {
         }
     }
 
+    /// `word` quoted so this shell passes it as one argument, unexpanded: POSIX single
+    /// quotes for sh and bash, single quotes (`''` inside) for PowerShell, double quotes
+    /// (`\"` inside, as programs parse their command line) for cmd.exe.
+    pub fn quote(self, word: &str) -> String {
+        match self {
+            Shell::Sh | Shell::Bash => crate::remote::script::quote(word),
+            Shell::PowerShell => format!("'{}'", word.replace('\'', "''")),
+            Shell::Cmd => {
+                if !word.is_empty()
+                    && !word
+                        .chars()
+                        .any(|c| c.is_whitespace() || "\"&|<>^%!()".contains(c))
+                {
+                    word.to_string()
+                } else {
+                    format!("\"{}\"", word.replace('"', "\\\""))
+                }
+            }
+        }
+    }
+
     /// The program and arguments that run `command` in this shell.
     pub fn command(self, command: &str) -> Result<ShellCommand> {
         let plain = |program: String, flag: &str| ShellCommand {

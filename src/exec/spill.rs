@@ -2,8 +2,14 @@
 //!
 //! They live in `spill/` of the private folder ([`super::private`]: 0700, checked) and are
 //! never deleted by the call that wrote them: the agent reads them afterwards. Each is capped
-//! ([`cap`], 1 GiB by default); a server removes its own when it exits, and the first server
-//! to use the folder sweeps those of dead servers that are over a day old.
+//! ([`cap`], 1 GiB by default); a server removes its own when it exits, and those a session's
+//! `terminal_exec` wrote when that session ends ([`owned_by`], [`remove_owned`]).
+//!
+//! A file is named `<ms>-<pid>_<start>-<seq>-<label>.log`: the server's pid and its start time
+//! (clock ticks since boot, `0` where unknown) name the server for good. When a server first
+//! uses the folder it removes the files of servers that are no longer running, whatever
+//! their age; kept transcripts, and files of the older `<ms>-<pid>-<seq>-<label>.log` form
+//! (a pid alone may have been reused), go once they are over a day old.
 
 use std::fs::{File, OpenOptions};
 use std::path::PathBuf;
@@ -35,6 +41,55 @@ const STALE_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
 /// Spill files this server made, removed when it exits ([`remove_mine`]).
 static MINE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// Spill files made on behalf of an owner (a session), removed when it ends.
+static OWNED: Mutex<Option<std::collections::HashMap<String, Vec<PathBuf>>>> = Mutex::new(None);
+
+tokio::task_local! {
+    /// The owner of the spill files created while a future runs under [`owned_by`].
+    static OWNER: String;
+}
+
+/// Runs `fut` with every spill file it creates owned by `owner` (e.g. one session's
+/// incarnation), so [`remove_owned`] removes them when the owner ends.
+pub async fn owned_by<F: std::future::Future>(owner: String, fut: F) -> F::Output {
+    OWNER.scope(owner, fut).await
+}
+
+/// Removes the spill files owned by `owner` (kept transcripts aside): its session ended.
+pub fn remove_owned(owner: &str) {
+    let paths = OWNED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_mut()
+        .and_then(|owned| owned.remove(owner))
+        .unwrap_or_default();
+    if paths.is_empty() {
+        return;
+    }
+    MINE.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|p| !paths.contains(p));
+    for path in paths {
+        if !is_transcript(&path) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+fn is_transcript(path: &std::path::Path) -> bool {
+    path.to_string_lossy().ends_with("-transcript.log")
+}
+
+/// This server as spill file names say it: `<pid>_<start time>`.
+fn me() -> &'static str {
+    static ME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ME.get_or_init(|| {
+        let pid = std::process::id();
+        let start = crate::platform::process_start_time(pid as i32).unwrap_or(0);
+        format!("{pid}_{start}")
+    })
+}
+
 /// The directory holding spill files, created on first use; the first use also sweeps the
 /// spill files of dead servers that are over a day old.
 pub fn dir() -> Result<PathBuf> {
@@ -49,29 +104,49 @@ pub fn dir() -> Result<PathBuf> {
 pub fn remove_mine() {
     let mine = std::mem::take(&mut *MINE.lock().unwrap_or_else(|e| e.into_inner()));
     for path in mine {
-        if !path.to_string_lossy().ends_with("-transcript.log") {
+        if !is_transcript(&path) {
             let _ = std::fs::remove_file(path);
         }
     }
 }
 
-/// Removes spill files in `dir` whose server is gone and that are older than `age`.
+/// Removes spill files in `dir` whose server is gone: at once when the name says which
+/// server (pid and start time), else (a pid alone), and for kept transcripts, once they are
+/// older than `age`.
 fn sweep_stale(dir: &std::path::Path, age: Duration) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name.split('-').nth(1).and_then(|p| p.parse::<u32>().ok()) else {
+        let Some(owner) = name.split('-').nth(1) else {
             continue;
         };
-        let old = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|e| e > age);
-        if old && pid != std::process::id() && !server_alive(pid) {
+        let (pid, start) = match owner.split_once('_') {
+            Some((pid, start)) => (pid, start.parse::<u64>().ok()),
+            None => (owner, None),
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if owner == me() || (start.is_none() && pid == std::process::id()) {
+            continue;
+        }
+        let old = || {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|e| e > age)
+        };
+        let dead = match start {
+            // Known start time: the server runs only if that pid (not a zombie) started then.
+            Some(start) if start != 0 => !crate::platform::is_same_process(pid as i32, Some(start)),
+            _ => !server_alive(pid),
+        };
+        let exact = start.is_some_and(|s| s != 0);
+        if dead && ((exact && !is_transcript(&entry.path())) || old()) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
@@ -116,7 +191,7 @@ pub fn create(label: &str) -> Result<(File, PathBuf)> {
         .map(|d| d.as_millis())
         .unwrap_or(0);
     let seq = SEQ.fetch_add(1, Ordering::Relaxed);
-    let path = dir.join(format!("{ms}-{}-{seq}-{label}.log", std::process::id()));
+    let path = dir.join(format!("{ms}-{}-{seq}-{label}.log", me()));
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -131,5 +206,14 @@ pub fn create(label: &str) -> Result<(File, PathBuf)> {
     MINE.lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(path.clone());
+    if let Ok(owner) = OWNER.try_with(String::clone) {
+        OWNED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(Default::default)
+            .entry(owner)
+            .or_default()
+            .push(path.clone());
+    }
     Ok((file, path))
 }

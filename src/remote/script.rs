@@ -32,7 +32,7 @@ pub struct RemoteCommand {
     /// The program, or with `shell` a command line for `sh -c`.
     pub cmd: String,
     pub args: Vec<String>,
-    /// `cmd` and `args` joined by spaces are a shell command line.
+    /// `cmd` is a shell command line, each of `args` one word appended to it (quoted).
     pub shell: bool,
     /// The directory on the target; `None` = the login directory.
     pub cwd: Option<String>,
@@ -58,7 +58,7 @@ impl RemoteCommand {
             let mut line = self.cmd.clone();
             for a in &self.args {
                 line.push(' ');
-                line.push_str(a);
+                line.push_str(&quote(a));
             }
             lines.push(line);
         } else {
@@ -104,6 +104,13 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(line.argv().unwrap()[2], "echo hi | tr a-z A-Z");
+        let with_args = RemoteCommand {
+            cmd: "printf '%s\\n'".into(),
+            args: vec!["a b".into(), "$HOME".into()],
+            shell: true,
+            ..Default::default()
+        };
+        assert_eq!(with_args.argv().unwrap()[2], "printf '%s\\n' 'a b' '$HOME'");
         let bad = RemoteCommand {
             cmd: "true".into(),
             env: vec![("A-B".into(), "1".into())],

@@ -21,6 +21,9 @@
 //!
 //! The session never waits for a client: output is queued ([`CLIENT_QUEUE`] chunks) and a
 //! client that falls that far behind, or stops reading for [`WRITE_TIMEOUT`], is dropped.
+//! At most [`MAX_CLIENTS`] people are attached to one session at a time (the web page's
+//! viewers count too); a connection beyond that gets one line saying so and is closed, and
+//! those attached are unaffected.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -37,6 +40,8 @@ use super::terminal::Session;
 pub const CLIENT_QUEUE: usize = 256;
 /// How long a write to a client may block before the client is dropped.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Most people attached to one session at once.
+pub const MAX_CLIENTS: usize = 16;
 /// Frame kinds, client → server.
 pub const FRAME_INPUT: u8 = b'i';
 pub const FRAME_RESIZE: u8 = b'r';
@@ -398,12 +403,27 @@ mod unix {
         });
         let id = {
             let mut s = session.state();
-            let _ = tx.try_send(redraw(&s.emu));
             if s.eof || s.exit.is_some() {
+                let _ = tx.try_send(redraw(&s.emu));
                 let _ = tx.try_send(b"\r\n[termpilot: the session has ended]\r\n".to_vec());
                 drop(tx);
                 None
+            } else if s.attached.count() >= MAX_CLIENTS {
+                drop(s);
+                tracing::info!(
+                    "attach: {} already has {MAX_CLIENTS} people attached; a connection was refused",
+                    session.id
+                );
+                let mut stream = stream;
+                let line = format!(
+                    "[termpilot: {MAX_CLIENTS} people are already attached to session {}, the most allowed; try again after one detaches]\r\n",
+                    session.id
+                );
+                let _ = stream.write_all(line.as_bytes());
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+                return Ok(());
             } else {
+                let _ = tx.try_send(redraw(&s.emu));
                 Some(s.attached.add(tx, hang_up))
             }
         };

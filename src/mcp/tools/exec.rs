@@ -136,7 +136,11 @@ async fn run_one(
     req: &ExecRequest,
 ) -> Result<ExecResult, ToolError> {
     let (session, _guard) = lock_to_type(ctx, session_id).await?;
-    let outcome = session.exec(req, &ctx.cancel, &*ctx.progress).await?;
+    // Its spill file (fullOutputPath) is the session's: removed when the session ends.
+    let owner = termpilot::sessions::spill_owner(&session);
+    let outcome =
+        termpilot::exec::spill::owned_by(owner, session.exec(req, &ctx.cancel, &*ctx.progress))
+            .await?;
     Ok(shape(outcome))
 }
 

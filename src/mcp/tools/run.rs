@@ -345,12 +345,14 @@ pub(crate) async fn run(ctx: ToolCtx, p: RunParams) -> Result<RunResult, ToolErr
     };
     let dir = run_dir(&ctx, p.cwd.clone());
     let mut spec = if p.shell {
+        // `cmd` is shell text; each of `args` is one word, quoted for the shell.
+        let shell = Shell::one_shot();
         let mut line = p.cmd.clone();
         for a in &p.args {
             line.push(' ');
-            line.push_str(a);
+            line.push_str(&shell.quote(a));
         }
-        Spec::shell(Shell::one_shot(), &line)?
+        Spec::shell(shell, &line)?
     } else {
         Spec::direct(p.cmd.clone(), p.args.clone())
     };
@@ -504,6 +506,12 @@ pub struct PythonResult {
     pub stdout: StreamOut,
     pub stderr: StreamOut,
     pub python_executable: String,
+    /// The code ran out of time and its process tree was killed; the streams hold what it
+    /// printed until then.
+    #[serde(rename = "timedOut")]
+    pub timed_out: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
     /// The sandbox the code ran in: off, read-only or workspace-write.
     pub sandbox: &'static str,
 }
@@ -518,14 +526,15 @@ async fn run_python(ctx: ToolCtx, p: PythonParams) -> Result<PythonResult, ToolE
         stdout: (&out.stdout).into(),
         stderr: (&out.stderr).into(),
         python_executable: exe,
+        timed_out: out.timed_out,
+        // A timeout is a normal result, as for every other tool.
+        hint: out.timed_out.then(|| {
+            format!(
+                "Python timed out after {} ms and its process tree was killed; raise timeout_ms (max 600000) if it needs longer, or start it with job_start.",
+                p.timeout_ms
+            )
+        }),
         sandbox: sandbox::server_mode().as_str(),
     };
-    if out.timed_out {
-        let partial = serde_json::to_string(&result).unwrap_or_default();
-        return Err(ToolError::new(format!(
-            "Python timed out after {} ms and its process tree was killed; raise timeout_ms (max 600000) if it needs longer. Partial result: {partial}",
-            p.timeout_ms
-        )));
-    }
     Ok(result)
 }

@@ -149,7 +149,11 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         remote,
         sandbox: p.sandbox,
     };
-    let session = ctx.core.sessions.start(request)?;
+    // Spawning (PTY, fork/exec, threads, rc files, socket) runs off the async workers.
+    let sessions = ctx.core.sessions.clone();
+    let session = tokio::task::spawn_blocking(move || sessions.start(request))
+        .await
+        .map_err(|e| ToolError::new(format!("The session could not be started ({e}).")))??;
     session.wait_ready(&ctx.cancel).await;
     crate::mcp::remote::session::check_started(&ctx, &session).await?;
     let banner = session.output_since(0, 50, false);
