@@ -362,6 +362,23 @@ async fn python_jobs_and_their_state_folder() {
     assert_eq!(r["stdout"]["text"], "['a', 'b c']\n", "[run_python] {r}");
     assert_eq!(r["exit_code"], 0);
     assert!(r["python_executable"].as_str().unwrap().contains("python"));
+    assert!(
+        r.get("timed_out").is_none() && r.get("sandbox").is_none(),
+        "{r}"
+    );
+    // run_python times out as shell_run does: a tool error with the partial result.
+    let e = json_err(
+        &server,
+        "run_python timeout",
+        "run_python",
+        json!({"code": "import time\nprint('started', flush=True)\ntime.sleep(30)", "timeout_ms": 500}),
+    )
+    .await;
+    assert!(e["error"].as_str().unwrap().contains("timed out"), "{e}");
+    assert_eq!(
+        e["stdout"]["text"], "started\n",
+        "[run_python] partial: {e}"
+    );
 
     // job_start: "job_id, pid, log_paths (stdout, stderr и combined) и путь exit_marker".
     let started = server

@@ -83,7 +83,27 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             ..Adapt::same("edit_file", n.get("edit_file").description)
         }
         .build(n.get("edit_file")),
-        same(n, "run_python"),
+        Adapt {
+            // The seed: a timeout is a tool error carrying the partial result (as shell_run).
+            reshape: Some(std::sync::Arc::new(|mut v, _| {
+                let timed_out = v.get("timed_out") == Some(&Value::Bool(true));
+                let hint = v.get("hint").and_then(Value::as_str).map(str::to_owned);
+                super::adapt::drop_fields(&mut v, &["timed_out", "hint", "sandbox"]);
+                if timed_out {
+                    let partial = match v {
+                        Value::Object(map) => map,
+                        _ => Default::default(),
+                    };
+                    return Err(ToolError::new(hint.unwrap_or_else(|| {
+                        "The code timed out and its process tree was killed; raise timeout_ms (max 600000) or start it with job_start.".into()
+                    }))
+                    .with_partial(partial));
+                }
+                Ok(v)
+            })),
+            ..Adapt::same("run_python", n.get("run_python").description)
+        }
+        .build(n.get("run_python")),
         same(n, "job_start"),
         same(n, "job_status"),
         Adapt {

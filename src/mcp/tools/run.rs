@@ -507,8 +507,7 @@ pub struct PythonResult {
     pub stderr: StreamOut,
     pub python_executable: String,
     /// The code ran out of time and its process tree was killed; the streams hold what it
-    /// printed until then.
-    #[serde(rename = "timedOut")]
+    /// printed until then. (snake_case like the rest of this director-shell-shaped result.)
     pub timed_out: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
