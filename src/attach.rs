@@ -11,6 +11,10 @@ use std::path::PathBuf;
 
 /// The detach key: Ctrl+] (as telnet and docker use).
 const DETACH: u8 = 0x1d;
+/// What a detach by Ctrl+] says.
+const DETACHED: &str = "detached";
+/// How long a detach waits for the output the server still had for us.
+const DRAIN_MAX: std::time::Duration = std::time::Duration::from_secs(2);
 /// Turns off what the session may have turned on in this terminal.
 const RESTORE_MODES: &str =
     "\x1b[0m\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b[?25h";
@@ -92,7 +96,7 @@ mod unix {
     use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
     use termpilot::platform;
-    use termpilot::session::attach::{FRAME_INPUT, FRAME_RESIZE, frame};
+    use termpilot::session::attach::{FRAME_DETACH, FRAME_INPUT, FRAME_RESIZE, frame};
 
     use super::*;
 
@@ -150,6 +154,12 @@ mod unix {
             drop(done_tx);
         });
         let why = input_loop(&mut socket, done_rx.as_raw_fd(), winch);
+        if why == DETACHED {
+            // The server sends what it had for us, then closes: wait for that (bounded, for
+            // a server that does not know the detach frame).
+            let _ = socket.write_all(&frame(FRAME_DETACH, &[]));
+            let _ = platform::wait_readable_for(&[done_rx.as_raw_fd()], DRAIN_MAX);
+        }
         let _ = socket.shutdown(std::net::Shutdown::Both);
         let _ = output.join();
         let mut out = std::io::stdout();
@@ -203,7 +213,7 @@ mod unix {
                 return "the session ended";
             }
             if detach {
-                return "detached";
+                return DETACHED;
             }
         }
     }

@@ -227,7 +227,11 @@ async fn the_attach_command_joins_and_detaches_on_ctrl_bracket() {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     use tokio::io::AsyncWriteExt;
-    stdin.write_all(b"echo via-cli\r").await.unwrap();
+    // Plenty of output still on its way to the client when it detaches: none may be lost.
+    stdin
+        .write_all(b"seq 1 20000; echo via-cli\r")
+        .await
+        .unwrap();
     stdin.flush().await.unwrap();
     let waited = server
         .ok(
@@ -247,7 +251,10 @@ async fn the_attach_command_joins_and_detaches_on_ctrl_bracket() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stdout.contains("ready-for-cli"), "{stdout}");
-    assert!(stdout.contains("via-cli"), "{stdout}");
+    assert!(
+        stdout.contains("\n19999\r\n20000\r\nvia-cli"),
+        "{stdout:.300}"
+    );
     assert!(stderr.contains("detached"), "{stderr}");
     let listed = server.ok("terminal_list", json!({})).await;
     assert_eq!(listed["sessions"][0]["alive"], true, "exit was not sent");

@@ -421,6 +421,15 @@ pub fn readable_now(fd: i32) -> bool {
 /// Blocks until one of `fds` is readable (or hung up) and returns its index; `None` on an
 /// error other than an interrupted call.
 pub fn wait_readable(fds: &[i32]) -> Option<usize> {
+    poll_readable(fds, -1)
+}
+
+/// [`wait_readable`], for at most `max`: `None` also when the time ran out.
+pub fn wait_readable_for(fds: &[i32], max: std::time::Duration) -> Option<usize> {
+    poll_readable(fds, max.as_millis().min(i32::MAX as u128) as i32)
+}
+
+fn poll_readable(fds: &[i32], timeout_ms: i32) -> Option<usize> {
     let mut polls: Vec<libc::pollfd> = fds
         .iter()
         .map(|&fd| libc::pollfd {
@@ -429,11 +438,22 @@ pub fn wait_readable(fds: &[i32]) -> Option<usize> {
             revents: 0,
         })
         .collect();
+    let deadline = (timeout_ms >= 0)
+        .then(|| std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms as u64));
     loop {
+        let wait = match deadline {
+            None => -1,
+            Some(d) => d
+                .saturating_duration_since(std::time::Instant::now())
+                .as_millis() as i32,
+        };
         // SAFETY: poll(2) on a buffer of pollfd we own, with its true length.
-        let r = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, -1) };
+        let r = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, wait) };
         if r > 0 {
             return polls.iter().position(|p| p.revents != 0);
+        }
+        if r == 0 && deadline.is_some() {
+            return None;
         }
         if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
             return None;

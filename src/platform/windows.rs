@@ -47,6 +47,11 @@ pub fn context_switches(_pid: i32) -> Option<u64> {
     None
 }
 
+/// Not polled on Windows.
+pub fn wait_readable_for(_fds: &[i32], _max: std::time::Duration) -> Option<usize> {
+    None
+}
+
 /// Windows consoles have no tty path.
 pub fn wait_readable(_fds: &[i32]) -> Option<usize> {
     None

@@ -17,7 +17,9 @@
 //!   byte the program writes, live. The server closes the connection when the session ends.
 //! - Client → server: frames of `kind: u8`, `length: u16` (big-endian), `payload`.
 //!   `i` = input bytes for the program (keys as a terminal sends them); `r` = resize, payload
-//!   `cols: u16, rows: u16` (big-endian), sent by `attach --resize`. Unknown kinds are skipped.
+//!   `cols: u16, rows: u16` (big-endian), sent by `attach --resize`; `d` = detach (no
+//!   payload): the server stops feeding this client, writes what it had queued for it — all
+//!   the output read before the detach — and closes. Unknown kinds are skipped.
 //!
 //! The session never waits for a client: output is queued ([`CLIENT_QUEUE`] chunks) and a
 //! client that falls that far behind, or stops reading for [`WRITE_TIMEOUT`], is dropped.
@@ -45,6 +47,8 @@ pub const MAX_CLIENTS: usize = 16;
 /// Frame kinds, client → server.
 pub const FRAME_INPUT: u8 = b'i';
 pub const FRAME_RESIZE: u8 = b'r';
+/// The client leaves: the server sends what it queued for it so far, then closes.
+pub const FRAME_DETACH: u8 = b'd';
 
 /// One attached client, as the session's reader sees it.
 struct Client {
@@ -103,6 +107,15 @@ impl Clients {
 
     fn remove(&mut self, id: u64) {
         self.list.retain(|c| c.id != id);
+    }
+
+    /// Stops feeding client `id` without hanging up: its writer sends what is queued, then
+    /// closes (the queue's end).
+    fn detach(&mut self, id: u64) {
+        for c in self.list.iter_mut().filter(|c| c.id == id) {
+            c.hang_up = Box::new(|| {});
+        }
+        self.remove(id);
     }
 }
 
@@ -469,6 +482,10 @@ mod unix {
             };
             match header[0] {
                 FRAME_INPUT => session.send_input(payload.clone()),
+                FRAME_DETACH => {
+                    session.state().attached.detach(id);
+                    return;
+                }
                 FRAME_RESIZE if len == 4 => {
                     let cols = u16::from_be_bytes([payload[0], payload[1]]);
                     let rows = u16::from_be_bytes([payload[2], payload[3]]);
