@@ -6,7 +6,7 @@
 mod common;
 
 use common::procs::has;
-use common::{Server, start};
+use common::{Server, exec, start};
 use serde_json::{Value, json};
 
 /// Each shell the integration supports, when installed (CI fails instead of skipping).
@@ -23,15 +23,6 @@ async fn session(server: &Server, shell: &str, env: Value) -> String {
         .await;
     assert_eq!(started["integration"], "osc133", "{started}");
     started["sessionId"].as_str().unwrap().to_string()
-}
-
-async fn exec(server: &Server, id: &str, command: &str) -> Value {
-    server
-        .ok(
-            "terminal_exec",
-            json!({"sessionId": id, "command": command, "timeout": 20000}),
-        )
-        .await
 }
 
 /// Queries a program prints and then exits without reading the answer.

@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::procs::has;
-use common::{Server, start};
+use common::{Server, exec, start};
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
@@ -37,15 +37,6 @@ async fn bash_with_rc(server: &Server, bashrc: &str) -> (tempfile::TempDir, Valu
         )
         .await;
     (home, started)
-}
-
-async fn exec(server: &Server, id: &str, command: &str) -> Value {
-    server
-        .ok(
-            "terminal_exec",
-            json!({"sessionId": id, "command": command, "timeout": 20000}),
-        )
-        .await
 }
 
 /// The behaviours every integrated shell must show.
@@ -330,10 +321,13 @@ async fn an_overlong_command_is_refused_and_the_prompt_stays_clean() {
     );
     let r = exec(&server, &id, "echo hi").await;
     assert_eq!(r["output"], "hi", "{r}");
-    // Just under the limit goes through whole.
+    // Just under the limit goes through whole (the 60 KiB line comes back cut, and whole
+    // in the full output file).
     let near = format!("echo {}", "y".repeat(60 * 1024));
     let r = exec(&server, &id, &near).await;
-    assert_eq!(r["output"].as_str().unwrap().len(), 60 * 1024, "{r}");
+    assert_eq!(r["exitCode"], 0, "{r}");
+    let full = std::fs::read_to_string(r["fullOutputPath"].as_str().unwrap()).unwrap();
+    assert_eq!(full, format!("{}\n", "y".repeat(60 * 1024)));
     server.stop().await;
 }
 
@@ -522,5 +516,31 @@ async fn min_output_bytes_counts_only_the_commands_output() {
         );
         server.ok("terminal_stop", json!({"sessionId": id})).await;
     }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_single_huge_line_is_cut_and_kept_in_the_file() {
+    let server = start().await;
+    let (id, _) = session(&server, "bash").await;
+    let r = exec(
+        &server,
+        &id,
+        "head -c 3000000 /dev/zero | tr '\\0' y; echo; echo after",
+    )
+    .await;
+    assert_eq!(r["exitCode"], 0);
+    assert_eq!(r["truncated"], true, "{:.300}", r.to_string());
+    let output = r["output"].as_str().unwrap();
+    assert!(output.len() < 10_000, "{} bytes came back", output.len());
+    assert!(output.contains("more bytes of this line"), "{output:.300}");
+    assert!(output.ends_with("\nafter"), "{output:.300}");
+    let full = std::fs::read_to_string(r["fullOutputPath"].as_str().unwrap()).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    assert_eq!(lines.len(), 2, "{:.100}", full);
+    // The renderer keeps a line to 64 Ki characters, as a terminal row would.
+    assert_eq!(lines[0].len(), 64 * 1024);
+    assert!(lines[0].bytes().all(|b| b == b'y'));
+    assert_eq!(lines[1], "after");
     server.stop().await;
 }

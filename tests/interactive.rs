@@ -5,8 +5,8 @@
 mod common;
 
 use common::procs::has;
-use common::{Server, start};
-use serde_json::{Value, json};
+use common::{Server, exec, start};
+use serde_json::json;
 
 async fn bash(server: &Server) -> String {
     let started = server
@@ -16,15 +16,6 @@ async fn bash(server: &Server) -> String {
         )
         .await;
     started["sessionId"].as_str().unwrap().to_string()
-}
-
-async fn exec(server: &Server, id: &str, command: &str) -> Value {
-    server
-        .ok(
-            "terminal_exec",
-            json!({"sessionId": id, "command": command, "timeout": 20000}),
-        )
-        .await
 }
 
 /// A REPL that keeps printing from another thread while its main thread waits for the next

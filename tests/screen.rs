@@ -414,3 +414,29 @@ async fn a_batch_runs_in_order_and_stops_at_the_first_failure() {
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_huge_title_is_cut_in_results() {
+    let server = start().await;
+    let started = server
+        .ok(
+            "terminal_start",
+            json!({"shell": "bash", "env": {"PS1": "$ "}}),
+        )
+        .await;
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "printf '\\033]2;%s\\007' \"$(head -c 100000 /dev/zero | tr '\\0' T)\"; echo set", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(r["output"], "set", "{r}");
+    let read = server
+        .ok("terminal_read", json!({"sessionId": id, "view": "screen"}))
+        .await;
+    let title = read["title"].as_str().expect("a title");
+    assert_eq!(title.chars().count(), 257, "{title}");
+    assert!(title.starts_with("TTTT") && title.ends_with('…'), "{title}");
+    server.stop().await;
+}

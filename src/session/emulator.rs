@@ -145,7 +145,7 @@ impl Emulator {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         if let Some(title) = p.title.take() {
-            self.title = title;
+            self.title = title.map(cut_title);
         }
         std::mem::take(&mut p.replies)
     }
@@ -171,6 +171,17 @@ impl Emulator {
     pub fn clear(&mut self) {
         self.parser.advance(&mut self.term, b"\x1b[H\x1b[2J\x1b[3J");
         self.term.grid_mut().clear_history();
+    }
+}
+
+/// Most characters of a window title kept: a program may set one of megabytes.
+pub const MAX_TITLE_CHARS: usize = 256;
+
+/// A title cut to [`MAX_TITLE_CHARS`], marked with `…` when it was longer.
+fn cut_title(title: String) -> String {
+    match title.char_indices().nth(MAX_TITLE_CHARS) {
+        Some((at, _)) => format!("{}…", &title[..at]),
+        None => title,
     }
 }
 

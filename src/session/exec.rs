@@ -66,6 +66,8 @@ pub struct ExecOutcome {
     pub cancelled: bool,
     /// Lines cut from the middle of `output`.
     pub omitted_lines: usize,
+    /// Lines cut short (whole in `full_output_path`).
+    pub cut_lines: usize,
     /// The whole output, when `output` was cut.
     pub full_output_path: Option<PathBuf>,
     /// Output position after the command's output.
@@ -218,8 +220,12 @@ impl Session {
             End::WaitingForInput(p) => Some(p),
             _ => None,
         };
-        let (lines, omitted_lines, full_output_path) =
-            (rendered.lines, rendered.omitted, rendered.full_output_path);
+        let (lines, omitted_lines, cut_lines, full_output_path) = (
+            rendered.lines,
+            rendered.omitted,
+            rendered.cut_lines,
+            rendered.full_output_path,
+        );
         let position = self.state().log.end();
         self.state().read_cursor = position;
         let screen = still_running.then(|| self.full_screen()).flatten();
@@ -239,6 +245,7 @@ impl Session {
             waiting_for_input: waiting,
             cancelled,
             omitted_lines,
+            cut_lines,
             full_output_path,
             position,
             mode,

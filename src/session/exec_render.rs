@@ -14,6 +14,8 @@ pub struct Rendered {
     pub lines: Vec<String>,
     /// Lines left out of the middle.
     pub omitted: usize,
+    /// Lines cut at [`MAX_LINE_BYTES`] (whole in `full_output_path`).
+    pub cut_lines: usize,
     /// Every line, when some were left out.
     pub full_output_path: Option<PathBuf>,
 }
@@ -26,8 +28,15 @@ struct HeadTail {
     head: Vec<String>,
     tail: std::collections::VecDeque<String>,
     total: usize,
+    /// Lines kept cut at [`MAX_LINE_BYTES`] (whole in the spill file).
+    cut: usize,
     spill: Option<(std::io::BufWriter<std::fs::File>, PathBuf)>,
 }
+
+/// Longest line kept whole in a result; a longer one is cut there (a 3 MB line of `yes`
+/// output does not fill the agent's context) and kept in the spill file (up to the 64 Ki
+/// characters the renderer keeps of any line).
+pub const MAX_LINE_BYTES: usize = 4096;
 
 impl HeadTail {
     fn new(max_lines: usize) -> Self {
@@ -37,25 +46,51 @@ impl HeadTail {
             head: Vec::new(),
             tail: std::collections::VecDeque::new(),
             total: 0,
+            cut: 0,
             spill: None,
         }
+    }
+
+    /// From now on every line goes to a spill file too, the lines so far first.
+    fn start_spill(&mut self) -> Result<()> {
+        use std::io::Write;
+        if self.spill.is_some() {
+            return Ok(());
+        }
+        let (file, path) = spill::create("exec")?;
+        let mut w = std::io::BufWriter::new(file);
+        for l in self.head.iter().chain(self.tail.iter()) {
+            let _ = writeln!(w, "{l}");
+        }
+        self.spill = Some((w, path));
+        Ok(())
     }
 
     fn take(&mut self, line: &str) -> Result<()> {
         use std::io::Write;
         self.total += 1;
-        if self.total == self.head_max + self.tail_max + 1 {
+        if self.total == self.head_max + self.tail_max + 1 || line.len() > MAX_LINE_BYTES {
             // From now on the output is cut: everything so far goes to the file first.
-            let (file, path) = spill::create("exec")?;
-            let mut w = std::io::BufWriter::new(file);
-            for l in self.head.iter().chain(self.tail.iter()) {
-                let _ = writeln!(w, "{l}");
-            }
-            self.spill = Some((w, path));
+            self.start_spill()?;
         }
         if let Some((w, _)) = self.spill.as_mut() {
             let _ = writeln!(w, "{line}");
         }
+        let line = if line.len() > MAX_LINE_BYTES {
+            self.cut += 1;
+            let mut at = MAX_LINE_BYTES;
+            while !line.is_char_boundary(at) {
+                at -= 1;
+            }
+            format!(
+                "{}… ({} more bytes of this line are in the full output file)",
+                &line[..at],
+                line.len() - at
+            )
+        } else {
+            line.to_string()
+        };
+        let line = line.as_str();
         if self.head.len() < self.head_max {
             self.head.push(line.to_string());
         } else {
@@ -74,17 +109,20 @@ impl HeadTail {
         let full_output_path = self.spill.map(|(mut w, path)| {
             let _ = w.flush();
             omitted = self.total - lines.len() - self.tail.len();
-            lines.push(format!(
-                "… {omitted} lines omitted (all {} lines are in {}) …",
-                self.total,
-                path.display()
-            ));
+            if omitted > 0 {
+                lines.push(format!(
+                    "… {omitted} lines omitted (all {} lines are in {}) …",
+                    self.total,
+                    path.display()
+                ));
+            }
             path
         });
         lines.extend(self.tail);
         Rendered {
             lines,
             omitted,
+            cut_lines: self.cut,
             full_output_path,
         }
     }

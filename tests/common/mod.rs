@@ -273,6 +273,16 @@ impl RawClient {
     }
 }
 
+/// Runs `command` with `terminal_exec` (20 s timeout) and returns its result.
+pub async fn exec(server: &Server, id: &str, command: &str) -> Value {
+    server
+        .ok(
+            "terminal_exec",
+            serde_json::json!({"sessionId": id, "command": command, "timeout": 20000}),
+        )
+        .await
+}
+
 impl Server {
     /// Types into a session and returns at once (`returnOutput: "none"`).
     pub async fn type_in(&self, session: &str, data: impl AsRef<str>) -> Value {

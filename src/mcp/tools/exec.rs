@@ -122,7 +122,7 @@ fn shape(o: ExecOutcome) -> ExecResult {
         quiet_exited: o.quiet_exited.then_some(true),
         waiting_for_input: o.waiting_for_input.is_some().then_some(true),
         prompt: o.waiting_for_input.filter(|_| o.screen.is_none()),
-        truncated: (o.omitted_lines > 0).then_some(true),
+        truncated: (o.omitted_lines > 0 || o.cut_lines > 0).then_some(true),
         full_output_path: o.full_output_path.map(|p| p.display().to_string()),
         position: o.position,
         screen: o.screen,
