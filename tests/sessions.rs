@@ -869,11 +869,20 @@ async fn a_slow_start_holds_up_no_other_call() {
     };
 
     // Meanwhile (the gate stays shut: nothing was written) other calls complete.
-    let listed = server.ok("terminal_list", json!({})).await;
-    assert_eq!(
-        listed["count"], 2,
-        "the in-flight session is listed: {listed}"
-    );
+    // The list answers at once; the slow session joins it once its spawn returned, which
+    // on a loaded machine can trail its rc's first read.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let listed = server.ok("terminal_list", json!({})).await;
+        if listed["count"] == 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the in-flight session is listed: {listed}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     let r = server
         .ok(
             "terminal_exec",

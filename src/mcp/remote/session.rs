@@ -96,8 +96,10 @@ pub async fn check_started(ctx: &ToolCtx, session: &Arc<Session>) -> Result<(), 
         return Ok(());
     }
     let mut events = session.subscribe();
+    // Both the exit and the end of output: ssh's last words (why it failed) are read by
+    // the reader, which can trail the reaping of the process on a loaded machine.
     let _ = tokio::time::timeout(EXIT_GRACE, async {
-        while session.exit().is_none() {
+        while session.exit().is_none() || !session.state().eof {
             if events.changed().await.is_err() {
                 return;
             }
