@@ -80,7 +80,7 @@ fn repl_row(client: &mut Client, repl: &Repl) -> Row {
     if !repl.ready.is_empty() {
         client.call_ok(
             "terminal_wait",
-            json!({"sessionId": id, "pattern": regex_escape(repl.ready), "on": "screen", "timeout": 20000}),
+            json!({"sessionId": id, "pattern": regex::escape(repl.ready), "on": "screen", "timeout": 20000}),
         );
     } else {
         client.call_ok(
@@ -109,18 +109,6 @@ fn repl_row(client: &mut Client, repl: &Repl) -> Row {
         value: format!("{:.1} ms", percentile(times, 0.5)),
         target: "≤ 10 ms, 1 call",
     }
-}
-
-fn regex_escape(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            if "\\.+*?()|[]{}^$".contains(c) {
-                vec!['\\', c]
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
 }
 
 fn vim_rows(client: &mut Client) -> Vec<Row> {

@@ -322,17 +322,7 @@ impl Session {
         s.emu
             .mode()
             .contains(alacritty_terminal::term::TermMode::ALT_SCREEN)
-            .then(|| {
-                super::screen::read(
-                    &s.emu,
-                    super::screen::ScreenOptions {
-                        page: 0,
-                        join_wrapped: true,
-                        cursor: true,
-                        highlights: true,
-                    },
-                )
-            })
+            .then(|| super::screen::read(&s.emu, super::screen::ScreenOptions::CURRENT))
     }
 
     #[allow(clippy::too_many_arguments)]

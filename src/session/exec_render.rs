@@ -76,25 +76,17 @@ impl HeadTail {
         if let Some((w, _)) = self.spill.as_mut() {
             let _ = writeln!(w, "{line}");
         }
-        let line = if line.len() > MAX_LINE_BYTES {
-            self.cut += 1;
-            let mut at = MAX_LINE_BYTES;
-            while !line.is_char_boundary(at) {
-                at -= 1;
+        let kept = match cut(line) {
+            Some(short) => {
+                self.cut += 1;
+                short
             }
-            format!(
-                "{}… ({} more bytes of this line are in the full output file)",
-                &line[..at],
-                line.len() - at
-            )
-        } else {
-            line.to_string()
+            None => line.to_string(),
         };
-        let line = line.as_str();
         if self.head.len() < self.head_max {
-            self.head.push(line.to_string());
+            self.head.push(kept);
         } else {
-            self.tail.push_back(line.to_string());
+            self.tail.push_back(kept);
             if self.tail.len() > self.tail_max {
                 self.tail.pop_front();
             }
@@ -126,6 +118,23 @@ impl HeadTail {
             full_output_path,
         }
     }
+}
+
+/// `line` cut at [`MAX_LINE_BYTES`] (on a character boundary) with a note of what is left
+/// out, or `None` when it is short enough.
+fn cut(line: &str) -> Option<String> {
+    if line.len() <= MAX_LINE_BYTES {
+        return None;
+    }
+    let mut at = MAX_LINE_BYTES;
+    while !line.is_char_boundary(at) {
+        at -= 1;
+    }
+    Some(format!(
+        "{}… ({} more bytes of this line are in the full output file)",
+        &line[..at],
+        line.len() - at
+    ))
 }
 
 /// Renders the captured bytes `from..to` a chunk at a time, keeping only the first and last

@@ -27,6 +27,17 @@ pub struct ScreenOptions {
     pub highlights: bool,
 }
 
+impl ScreenOptions {
+    /// The current screen as `view:"screen"` reads it: wrapped lines joined, the cursor
+    /// marked, highlights listed.
+    pub const CURRENT: ScreenOptions = ScreenOptions {
+        page: 0,
+        join_wrapped: true,
+        cursor: true,
+        highlights: true,
+    };
+}
+
 /// Where the cursor is (1-based) and what it covers.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CursorInfo {
@@ -282,12 +293,7 @@ mod tests {
         e
     }
 
-    const OPTS: ScreenOptions = ScreenOptions {
-        page: 0,
-        join_wrapped: true,
-        cursor: true,
-        highlights: true,
-    };
+    const OPTS: ScreenOptions = ScreenOptions::CURRENT;
 
     #[test]
     fn cursor_marker_and_wrapped_lines() {

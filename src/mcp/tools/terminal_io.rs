@@ -94,8 +94,8 @@ pub(super) async fn answer(
     session.wait_answer(WRITE_MAX_WAIT, &ctx.cancel).await;
     let read = session.output_since(position, 200, false);
     session.state().read_cursor = read.position;
-    let screen =
-        (mode == ReturnOutput::Screen).then(|| screen::read(&session.state().emu, SCREEN_DEFAULT));
+    let screen = (mode == ReturnOutput::Screen)
+        .then(|| screen::read(&session.state().emu, ScreenOptions::CURRENT));
     WriteResult {
         position,
         output: (mode == ReturnOutput::New).then_some(read.output),
@@ -104,13 +104,6 @@ pub(super) async fn answer(
         exit_code: session.ended_since_input(),
     }
 }
-
-const SCREEN_DEFAULT: ScreenOptions = ScreenOptions {
-    page: 0,
-    join_wrapped: true,
-    cursor: true,
-    highlights: true,
-};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
