@@ -8,6 +8,10 @@ mod ingest;
 mod interactive;
 mod memory;
 mod pipeline;
+/// The tests' process helpers, which the harness files borrowed from tests/common use.
+#[path = "../tests/common/procs.rs"]
+#[allow(dead_code)]
+mod procs;
 mod remote;
 mod sandbox;
 mod screenshot;

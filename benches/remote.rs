@@ -5,6 +5,7 @@
 
 #[path = "../tests/common/sshd.rs"]
 mod sshd;
+use crate::procs;
 
 use std::time::Instant;
 

@@ -17,15 +17,7 @@ mod cdp;
 
 /// What `cdp.rs` borrows from the test harness.
 const TEST_TIMEOUT: Duration = Duration::from_secs(60);
-mod procs {
-    pub fn has(program: &str) -> bool {
-        std::process::Command::new("sh")
-            .args(["-c", &format!("command -v {program}")])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
-    }
-}
+use crate::procs;
 
 const TOKEN: &str = "bench-token-0123456789abcdef";
 const SAMPLES: usize = 50;

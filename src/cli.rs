@@ -1,7 +1,8 @@
 //! The command line: flags and environment variables into one [`Config`].
 //!
-//! `termpilot` and `termpilot serve` serve MCP on stdio. Every serving flag is global, so
-//! `termpilot --cols 100` and `termpilot serve --cols 100` mean the same.
+//! `termpilot` and `termpilot serve` serve MCP on stdio. The serving flags belong to those two
+//! (`termpilot --cols 100` and `termpilot serve --cols 100` mean the same); `attach` and
+//! `skills-dir` take only their own, so their `--help` lists only what they use.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -27,32 +28,41 @@ pub struct Cli {
     pub http: HttpArgs,
 }
 
+/// `termpilot serve [OPTIONS]`: the same serving options as plain `termpilot`.
+#[derive(Debug, Args)]
+pub struct ServeCommand {
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    #[command(flatten)]
+    pub http: HttpArgs,
+}
+
 /// Serving over HTTP and the web page (see `src/mcp/http.rs`).
 #[derive(Debug, Args)]
 pub struct HttpArgs {
     /// Serve MCP over Streamable HTTP at /mcp and the web page at /, instead of stdio
-    /// (default address 127.0.0.1:8765; write --http=ADDR before a subcommand).
-    #[arg(long, global = true, value_name = "ADDR", num_args = 0..=1,
+    /// (default address 127.0.0.1:8765; write --http=ADDR when an argument follows).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1,
           default_missing_value = crate::mcp::http::DEFAULT_ADDR)]
     pub http: Option<String>,
     /// Allow --http/--web on an address that is not loopback (anyone who reaches it with the
     /// token can run commands as you).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub http_allow_remote: bool,
     /// The bearer token HTTP clients and the page's login must present (default: 256 random
     /// bits, written to a 0600 file and printed on stderr).
-    #[arg(long, global = true, env = "TERMPILOT_TOKEN", hide_env_values = true)]
+    #[arg(long, env = "TERMPILOT_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// Serve only the web page on ADDR, next to MCP on stdio (default 127.0.0.1:8765).
-    #[arg(long, global = true, value_name = "ADDR", num_args = 0..=1,
+    #[arg(long, value_name = "ADDR", num_args = 0..=1,
           default_missing_value = crate::mcp::http::DEFAULT_ADDR)]
     pub web: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve MCP on stdio (the default).
-    Serve,
+    /// Serve MCP on stdio (the default): `termpilot serve` is `termpilot`.
+    Serve(Box<ServeCommand>),
     /// Join a session from this terminal: its screen, then live input and output; Ctrl+]
     /// detaches.
     ///
@@ -60,8 +70,7 @@ pub enum Command {
     /// scrollback, then everything it prints, and what you type goes to its program (the
     /// agent keeps working alongside you). Press Ctrl+] to detach: the session goes on
     /// running. terminal_start (the `attach` field of its result) gives the exact command.
-    /// At most 16 people are attached to one session at a time. The serving options listed
-    /// below (--shell, --cols, …) are the server's and do nothing here.
+    /// At most 16 people are attached to one session at a time.
     Attach {
         /// The session id, as terminal_start and terminal_list show it.
         id: String,
@@ -84,83 +93,83 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Shell for new sessions (default: $SHELL, then bash, then sh).
-    #[arg(long, global = true, env = "TERMPILOT_SHELL")]
+    #[arg(long, env = "TERMPILOT_SHELL")]
     pub shell: Option<String>,
     /// Working directory for new sessions and commands (default: where termpilot starts).
-    #[arg(long, global = true, env = "TERMPILOT_CWD")]
+    #[arg(long, env = "TERMPILOT_CWD")]
     pub cwd: Option<PathBuf>,
     /// Terminal width of new sessions.
-    #[arg(long, global = true, default_value_t = config::DEFAULT_COLS,
+    #[arg(long, default_value_t = config::DEFAULT_COLS,
           value_parser = clap::value_parser!(u16).range(2..=1000))]
     pub cols: u16,
     /// Terminal height of new sessions.
-    #[arg(long, global = true, default_value_t = config::DEFAULT_ROWS,
+    #[arg(long, default_value_t = config::DEFAULT_ROWS,
           value_parser = clap::value_parser!(u16).range(1..=500))]
     pub rows: u16,
     /// Scrollback lines kept by each session.
-    #[arg(long, global = true, default_value_t = config::DEFAULT_SCROLLBACK as u64,
+    #[arg(long, default_value_t = config::DEFAULT_SCROLLBACK as u64,
           value_parser = clap::value_parser!(u64).range(0..=100_000))]
     pub scrollback: u64,
     /// Start shells as login shells (they read your profile files).
-    #[arg(long, global = true, env = "TERMPILOT_LOGIN")]
+    #[arg(long, env = "TERMPILOT_LOGIN")]
     pub login: bool,
     /// Most sessions open at once.
-    #[arg(long, global = true, env = "TERMPILOT_MAX_SESSIONS",
+    #[arg(long, env = "TERMPILOT_MAX_SESSIONS",
           default_value_t = config::DEFAULT_MAX_SESSIONS as u64,
           value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub max_sessions: u64,
     /// End sessions idle this long: seconds, or a number with s, m or h (e.g. 30m, 6h).
-    #[arg(long, global = true, env = "TERMPILOT_IDLE_TIMEOUT", value_parser = parse_duration)]
+    #[arg(long, env = "TERMPILOT_IDLE_TIMEOUT", value_parser = parse_duration)]
     pub idle_timeout: Option<Duration>,
     /// Tools registered directly with full schemas, comma-separated (`all` = every tool,
     /// no terminal_extra). The rest sit behind terminal_extra.
-    #[arg(long, global = true, env = "TERMPILOT_CORE_TOOLS")]
+    #[arg(long, env = "TERMPILOT_CORE_TOOLS")]
     pub core_tools: Option<String>,
     /// Tools removed entirely, comma-separated. An explicitly empty value registers every
     /// tool directly with its full schema, as smart-terminal-mcp does.
-    #[arg(long, global = true, env = "TERMPILOT_DISABLED_TOOLS")]
+    #[arg(long, env = "TERMPILOT_DISABLED_TOOLS")]
     pub disabled_tools: Option<String>,
     /// Where jobs and locks are kept (default: $XDG_STATE_HOME/termpilot).
-    #[arg(long, global = true, env = "TERMPILOT_STATE_DIR")]
+    #[arg(long, env = "TERMPILOT_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
     /// An option for every ssh (KEY=VALUE, repeatable), e.g. ConnectTimeout=5.
     /// BatchMode=yes and StrictHostKeyChecking=yes are fixed.
-    #[arg(long = "ssh-option", global = true, value_name = "KEY=VALUE",
+    #[arg(long = "ssh-option", value_name = "KEY=VALUE",
           value_parser = parse_ssh_option)]
     pub ssh_options: Vec<String>,
     /// The ssh config file for every ssh (`ssh -F`; default: ~/.ssh/config).
-    #[arg(long, global = true, env = "TERMPILOT_SSH_CONFIG")]
+    #[arg(long, env = "TERMPILOT_SSH_CONFIG")]
     pub ssh_config: Option<PathBuf>,
     /// Confine every process termpilot starts, enforced by the kernel (Linux): off,
     /// read-only or workspace-write.
-    #[arg(long, global = true, env = "TERMPILOT_SANDBOX", value_parser = sandbox::Mode::parse,
+    #[arg(long, env = "TERMPILOT_SANDBOX", value_parser = sandbox::Mode::parse,
           default_value = "off")]
     pub sandbox: sandbox::Mode,
     /// A directory sandboxed processes may write (repeatable; default: the working directory).
-    #[arg(long = "writable", global = true, value_name = "DIR")]
+    #[arg(long = "writable", value_name = "DIR")]
     pub writable: Vec<PathBuf>,
     /// Network for sandboxed processes: on or off (default: off when sandboxed).
-    #[arg(long, global = true, value_parser = sandbox::Network::parse)]
+    #[arg(long, value_parser = sandbox::Network::parse)]
     pub network: Option<sandbox::Network>,
     /// A path sandboxed processes may not read (repeatable; default: ~/.ssh, ~/.gnupg,
     /// ~/.aws, ~/.config/gcloud, ~/.kube, ~/.docker/config.json, ~/.netrc, the token file).
-    #[arg(long = "deny-read", global = true, value_name = "PATH")]
+    #[arg(long = "deny-read", value_name = "PATH")]
     pub deny_read: Vec<PathBuf>,
     /// Most bytes one spill file of a one-shot command's stream takes; the rest is dropped
     /// and the result says so (spillTruncated).
-    #[arg(long, global = true, env = "TERMPILOT_MAX_SPILL_BYTES",
+    #[arg(long, env = "TERMPILOT_MAX_SPILL_BYTES",
           default_value_t = config::DEFAULT_MAX_SPILL_BYTES,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_spill_bytes: u64,
     /// Serve another server's exact surface instead of termpilot's: smart-terminal,
     /// terminal-use, cowork or director-shell (tool names, parameters, results, limits, env
     /// variables).
-    #[arg(long, global = true, env = "TERMPILOT_COMPAT",
+    #[arg(long, env = "TERMPILOT_COMPAT",
           value_parser = clap::builder::PossibleValuesParser::new(crate::mcp::compat::NAMES))]
     pub compat: Option<String>,
     /// At the session limit, end the least recently used session (its id answers the next
     /// call with a notice and a fresh shell) instead of refusing the new one.
-    #[arg(long, global = true, env = "TERMPILOT_EVICT_LRU")]
+    #[arg(long, env = "TERMPILOT_EVICT_LRU")]
     pub evict_lru: bool,
 }
 
@@ -185,6 +194,17 @@ pub fn explicit(matches: &clap::ArgMatches) -> crate::mcp::compat::Explicit {
         state_dir: given("state_dir"),
         surface: given("core_tools") || given("disabled_tools"),
     }
+}
+
+/// The first option given on the command line at the top level (before any subcommand), as
+/// its long flag name.
+pub fn given_on_command_line(matches: &clap::ArgMatches) -> Option<String> {
+    matches
+        .ids()
+        .find(|id| {
+            matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine)
+        })
+        .map(|id| id.as_str().replace('_', "-"))
 }
 
 /// One `--ssh-option`, checked at start-up.

@@ -54,9 +54,21 @@ fn main() -> std::process::ExitCode {
                 }
             }
         }
-        Some(Command::Serve) | None => {
-            let compat = cli.serve.compat.clone();
-            let config = cli.serve.into_config();
+        command @ (Some(Command::Serve(_)) | None) => {
+            let (serve_args, http) = match command {
+                Some(Command::Serve(given)) => {
+                    if let Some(flag) = cli::given_on_command_line(&matches) {
+                        eprintln!(
+                            "termpilot: --{flag} was given before `serve`; put the serving options after `serve`, or leave `serve` out."
+                        );
+                        return std::process::ExitCode::from(2);
+                    }
+                    (given.serve, given.http)
+                }
+                _ => (cli.serve, cli.http),
+            };
+            let compat = serve_args.compat.clone();
+            let config = serve_args.into_config();
             // A shell that is not there is refused now, not replaced by the default later.
             if let Some(shell) = config.shell.as_deref()
                 && let Err(e) = termpilot::session::shell::resolve(Some(shell), None)
@@ -65,7 +77,7 @@ fn main() -> std::process::ExitCode {
                 return std::process::ExitCode::from(2);
             }
             let explicit = cli::explicit(&matches);
-            match serve(config, compat.as_deref(), explicit, cli.http) {
+            match serve(config, compat.as_deref(), explicit, http) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("termpilot: {e:#}");

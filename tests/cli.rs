@@ -77,4 +77,47 @@ async fn attach_help_says_what_it_does_and_how_to_detach() {
     ] {
         assert!(help.contains(needle), "{needle:?} missing from:\n{help}");
     }
+    // Only attach's own options: the server's flags are not listed, and not taken.
+    for flag in ["--shell", "--cols", "--sandbox", "--http", "--compat"] {
+        assert!(
+            !help.contains(flag),
+            "{flag} listed in attach's help:\n{help}"
+        );
+    }
+    let out = std::process::Command::new(common::BIN)
+        .args(["attach", "some-id", "--cols", "80"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unexpected argument '--cols'"));
+}
+
+#[tokio::test]
+async fn serving_options_go_after_serve_or_without_it() {
+    // `termpilot serve --cols 100` and `termpilot --cols 100` serve; mixing the two levels
+    // is refused with a sentence saying where the options go.
+    for args in [&["serve", "--cols", "100"][..], &["--cols", "100"][..]] {
+        let server = common::start_with(common::Era::Initialize, args, &[]).await;
+        let started = server
+            .ok("terminal_start", serde_json::json!({"shell": "/bin/sh"}))
+            .await;
+        let id = started["sessionId"].as_str().unwrap().to_string();
+        let info = server.ok("terminal_list", serde_json::json!({})).await;
+        let cols = info["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id.as_str())
+            .map(|s| s["cols"].clone());
+        assert_eq!(cols, Some(serde_json::json!(100)), "{args:?}: {info}");
+        server.stop().await;
+    }
+    let out = std::process::Command::new(common::BIN)
+        .args(["--cols", "100", "serve"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("after `serve`"), "{stderr}");
 }

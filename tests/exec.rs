@@ -84,7 +84,6 @@ async fn dash_reports_exit_codes_through_its_prompt() {
 /// prompt marks.
 async fn integrated_shell(shell: &str) {
     if !has(shell) {
-        eprintln!("skipped: {shell} is not installed");
         return;
     }
     let server = start().await;
@@ -229,7 +228,6 @@ async fn multi_line_commands_heredocs_and_marker_lookalikes() {
 #[tokio::test]
 async fn exec_is_refused_while_a_full_screen_program_runs() {
     if !has("vim") {
-        eprintln!("skipped: vim is not installed");
         return;
     }
     let server = start().await;
@@ -430,7 +428,6 @@ async fn dash_keeps_its_prompt_to_itself() {
 #[tokio::test]
 async fn zsh_with_nounset_and_an_xdg_zdotdir() {
     if !has("zsh") {
-        eprintln!("skipped: zsh is not installed");
         return;
     }
     let home = tempfile::tempdir().unwrap();
@@ -464,7 +461,6 @@ async fn zsh_with_nounset_and_an_xdg_zdotdir() {
 #[tokio::test]
 async fn waiting_on_a_timer_is_not_waiting_for_input_but_vim_is() {
     if !has("python3") {
-        eprintln!("skipped: python3 is not installed");
         return;
     }
     let server = start().await;

@@ -236,7 +236,6 @@ fn repo() -> tempfile::TempDir {
 #[tokio::test]
 async fn git_signatures_are_parsed_from_real_repositories() {
     if !have("git") {
-        eprintln!("skipped: git is not installed");
         return;
     }
     let server = start().await;
@@ -379,7 +378,6 @@ async fn git_signatures_are_parsed_from_real_repositories() {
 #[tokio::test]
 async fn large_unparsed_git_output_gets_the_hint() {
     if !have("git") {
-        eprintln!("skipped: git is not installed");
         return;
     }
     let server = start().await;
@@ -456,7 +454,6 @@ async fn paged_output_boundaries() {
 #[tokio::test]
 async fn run_python_with_args_and_a_timeout() {
     if !have("python3") && !have("python") {
-        eprintln!("skipped: no python");
         return;
     }
     let server = start().await;

@@ -221,7 +221,6 @@ async fn a_click_preview_rings_the_cell_and_sends_nothing() {
 #[tokio::test]
 async fn clicks_and_wheel_reach_a_mouse_aware_program() {
     if !has("python3") {
-        eprintln!("skipped: python3 is not installed");
         return;
     }
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mouse.py");
@@ -262,7 +261,6 @@ async fn clicks_and_wheel_reach_a_mouse_aware_program() {
 #[tokio::test]
 async fn scroll_moves_less_and_is_refused_at_a_prompt() {
     if !has("less") {
-        eprintln!("skipped: less is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -35,7 +35,6 @@ async fn run(server: &Server, id: &str, line: &str) -> Value {
 #[tokio::test]
 async fn python_repl_answers_in_one_write() {
     if !has("python3") {
-        eprintln!("skipped: python3 is not installed");
         return;
     }
     let server = start().await;
@@ -66,7 +65,6 @@ async fn python_repl_answers_in_one_write() {
 #[tokio::test]
 async fn vim_edits_and_saves_a_file() {
     if !has("vim") {
-        eprintln!("skipped: vim is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -144,7 +142,6 @@ async fn ctrl_c_interrupts_a_long_command() {
 #[tokio::test]
 async fn less_pages_and_quits() {
     if !has("less") {
-        eprintln!("skipped: less is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -191,7 +188,6 @@ async fn less_pages_and_quits() {
 #[tokio::test]
 async fn a_program_that_queries_the_cursor_does_not_stall() {
     if !has("python3") {
-        eprintln!("skipped: python3 is not installed");
         return;
     }
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/dsr.py");

@@ -51,10 +51,7 @@ impl Browser {
     /// Starts the browser, or `None` (with a message) when none is installed outside CI.
     pub async fn launch() -> Option<Browser> {
         let Some(program) = find() else {
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                panic!("chromium is not installed; .ci/run installs it");
-            }
-            eprintln!("skipped: chromium is not installed");
+            super::procs::skip("chromium is not installed");
             return None;
         };
         let profile = tempfile::tempdir().expect("a profile dir");

@@ -3,18 +3,48 @@
 
 use std::time::Duration;
 
-/// True when `program` is on PATH (tests that need it skip with a message otherwise). In CI
-/// (`CI` set) a missing program fails the test instead: a green run means every test ran.
+/// True when `program` is on PATH; otherwise the test (or the part of it that needs the
+/// program) is skipped through [`skip`].
 pub fn has(program: &str) -> bool {
     let found = std::process::Command::new("sh")
         .args(["-c", &format!("command -v {program}")])
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);
-    if !found && std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
-        panic!("`{program}` is not installed, and CI runs every test: install it in .ci/run");
+    if !found {
+        skip(&format!("`{program}` is not installed"));
     }
     found
+}
+
+/// True when the tests run in CI (`CI` set, and not empty or `false`).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false")
+}
+
+/// Records that the calling test skips (some of) its work for `reason`. In CI this fails the
+/// test instead: a green run means every test ran. Locally it prints the reason and, when the
+/// run was started by `scripts/test`, appends it to the file that script summarises at the
+/// end (`TERMPILOT_TEST_SKIPS`).
+pub fn skip(reason: &str) {
+    if in_ci() {
+        panic!("{reason}, and CI runs every test: .ci/run installs what the tests need");
+    }
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    eprintln!("skipped: {reason}");
+    if let Some(path) = std::env::var_os("TERMPILOT_TEST_SKIPS") {
+        use std::io::Write;
+        let line = format!("{test}: {reason}\n");
+        // One short append per line, so parallel tests do not interleave.
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+        {
+            let _ = file.write_all(line.as_bytes());
+        }
+    }
 }
 
 /// Pids of every descendant of `root`.

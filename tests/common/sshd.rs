@@ -86,11 +86,7 @@ impl Sshd {
     /// Like [`Sshd::start`], with extra `sshd_config` lines (e.g. `SetEnv PATH=…`).
     pub fn start_with(extra: &[&str]) -> Option<Sshd> {
         let (Some(sshd), Some(_), Some(_)) = (find("sshd"), find("ssh"), find("ssh-keygen")) else {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI must install openssh-server and openssh-client (.ci/run)"
-            );
-            eprintln!("skipping: sshd, ssh or ssh-keygen is not installed");
+            super::procs::skip("sshd, ssh or ssh-keygen is not installed");
             return None;
         };
         // sshd refuses to start as root without its privilege-separation folder, which the
