@@ -319,7 +319,10 @@ mod tests {
             "--core-tools",
             "terminal_list, terminal_exec",
         ]);
-        let config = cli.serve.into_config();
+        let Some(Command::Serve(given)) = cli.command else {
+            panic!("`serve` parses as the serve subcommand");
+        };
+        let config = given.serve.into_config();
         assert_eq!(
             config.surface.core_tools,
             Some(vec![

@@ -62,6 +62,7 @@ impl Owner {
 
 /// A stale lock that was recovered on the way to acquiring it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Recovered {
     /// The dead owner's pid.
     pub pid: i32,
@@ -71,6 +72,7 @@ pub struct Recovered {
 
 /// A lock now held by the caller.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Acquired {
     pub name: String,
     /// Pass this to lock_release.
@@ -83,6 +85,7 @@ pub struct Acquired {
 
 /// A lock released.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Released {
     pub name: String,
     pub released: bool,
@@ -258,7 +261,7 @@ impl Locks {
             };
             if tokio::time::Instant::now() >= deadline {
                 let waited = if wait.is_zero() {
-                    "pass wait_ms to wait for it".to_string()
+                    "pass waitMs to wait for it".to_string()
                 } else {
                     format!("waited {} ms; wait longer", begun.elapsed().as_millis())
                 };

@@ -582,3 +582,90 @@ async fn grep_locks_and_system_views() {
     .await;
     server.stop().await;
 }
+
+/// Every object key in `value`, at any depth, that is not snake_case.
+fn camel_keys(value: &Value, at: &str, found: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if k.chars().any(|c| c.is_ascii_uppercase()) {
+                    found.push(format!("{at}.{k}"));
+                }
+                camel_keys(v, &format!("{at}.{k}"), found);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| camel_keys(v, at, found)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn every_field_at_every_depth_and_every_sentence_is_snake_case() {
+    // "Справочник инструментов": the seed's fields are snake_case, while the native surface
+    // is camelCase; nested objects (log paths, matches, processes, spill fields) too.
+    let server = start_preset("director-shell", &[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("g.txt");
+    fs::write(&f, "one\nneedle two\n").unwrap();
+    let job = server
+        .ok(
+            "job_start",
+            json!({"command": "echo hi", "cwd": dir.path()}),
+        )
+        .await;
+    let id = job["job_id"].as_str().expect("job_id").to_string();
+    let results = [
+        job,
+        server
+            .ok(
+                "job_wait",
+                json!({"job_id": id, "timeout_ms": 20000, "tail_lines": 5}),
+            )
+            .await,
+        server.ok("job_list", json!({})).await,
+        server
+            .ok(
+                "grep_files",
+                json!({"pattern": "needle", "path": dir.path(), "context_lines": 1}),
+            )
+            .await,
+        server.ok("process_list", json!({"max_results": 3})).await,
+        server
+            .ok(
+                "shell_run",
+                json!({"command": "seq 1 30000", "timeout_ms": 20000}),
+            )
+            .await,
+    ];
+    for r in &results {
+        let mut found = Vec::new();
+        camel_keys(r, "", &mut found);
+        assert!(found.is_empty(), "camelCase keys {found:?} in {r}");
+    }
+    assert!(
+        results[1]["exit_code"] == 0 && results[1]["log_paths"].is_object(),
+        "{}",
+        results[1]
+    );
+    assert_eq!(results[3]["matches"][0]["line_number"], 2, "{}", results[3]);
+    // Sentences name the fields as the seed spells them; a path quoted in them is untouched.
+    let odd = dir.path().join("oldText");
+    fs::create_dir(&odd).unwrap();
+    let g = odd.join("e.txt");
+    fs::write(&g, "a a\n").unwrap();
+    let e = json_err(
+        &server,
+        "edit_file",
+        "edit_file",
+        json!({"path": g, "old_text": "a", "new_text": "b"}),
+    )
+    .await;
+    let sentence = e["error"].as_str().unwrap();
+    assert!(
+        sentence.contains("replace_all")
+            && sentence.contains("/oldText/e.txt")
+            && !sentence.contains("replaceAll"),
+        "{sentence}"
+    );
+    server.stop().await;
+}

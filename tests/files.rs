@@ -116,7 +116,7 @@ async fn replacing_is_atomic_and_keeps_permissions() {
     server
         .extra(
             "edit_file",
-            json!({"path": f, "old_text": "sh", "new_text": "bash"}),
+            json!({"path": f, "oldText": "sh", "newText": "bash"}),
         )
         .await;
     assert_eq!(fs::read_to_string(&f).unwrap(), "#!/bin/bash\n");
@@ -139,7 +139,7 @@ async fn edit_replaces_exactly_one_or_fails_cleanly() {
     let f = dir.path().join("code.txt");
     let original = "let a = 1;\r\nlet b = 1;\r\nété\n";
     fs::write(&f, original).unwrap();
-    let edit = |old: &str, new: &str, all: bool| json!({"tool": "edit_file", "args": {"path": f, "old_text": old, "new_text": new, "replace_all": all}});
+    let edit = |old: &str, new: &str, all: bool| json!({"tool": "edit_file", "args": {"path": f, "oldText": old, "newText": new, "replaceAll": all}});
     let e = server
         .err("terminal_extra", edit("= 1;", "= 2;", false))
         .await;
@@ -149,9 +149,9 @@ async fn edit_replaces_exactly_one_or_fails_cleanly() {
         .await;
     assert!(e.contains("0 matches"), "{e}");
     let e = server.err("terminal_extra", edit("", "x", false)).await;
-    assert!(e.contains("old_text"), "{e}");
+    assert!(e.contains("oldText"), "{e}");
     let e = server
-        .err("terminal_extra", json!({"tool": "edit_file", "args": {"path": "rel.txt", "old_text": "a", "new_text": "b"}}))
+        .err("terminal_extra", json!({"tool": "edit_file", "args": {"path": "rel.txt", "oldText": "a", "newText": "b"}}))
         .await;
     assert!(e.contains("relative path"), "{e}");
     assert_eq!(
@@ -218,24 +218,24 @@ async fn grep_skips_filters_limits_and_context() {
             format!(
                 "{}:{}",
                 m["file"].as_str().unwrap().strip_prefix(root).unwrap(),
-                m["line_number"]
+                m["lineNumber"]
             )
         })
         .collect();
     assert_eq!(hits, vec!["/notes.md:1", "/src/lib.rs:3", "/src/lib.rs:6"]);
     assert_eq!(r["truncated"], false);
-    assert_eq!(r["skipped_binary"], 1);
-    assert_eq!(r["skipped_large"], 1);
-    assert_eq!(r["files_scanned"], 3);
+    assert_eq!(r["skippedBinary"], 1);
+    assert_eq!(r["skippedLarge"], 1);
+    assert_eq!(r["filesScanned"], 3);
 
-    let r = grep(json!({"pattern": "needle", "path": root, "case_sensitive": true, "glob": "*.rs", "context_lines": 2})).await;
+    let r = grep(json!({"pattern": "needle", "path": root, "caseSensitive": true, "glob": "*.rs", "contextLines": 2})).await;
     assert_eq!(r["matches"].as_array().unwrap().len(), 1);
     let m = &r["matches"][0];
     assert_eq!(m["line"], "fn needle() {}");
     assert_eq!(m["before"], json!(["a", "b"]));
     assert_eq!(m["after"], json!(["c", "d"]));
 
-    let r = grep(json!({"pattern": "needle", "path": root, "max_results": 2})).await;
+    let r = grep(json!({"pattern": "needle", "path": root, "maxResults": 2})).await;
     assert_eq!(
         (
             r["matches"].as_array().unwrap().len(),
@@ -252,13 +252,13 @@ async fn grep_skips_filters_limits_and_context() {
         .await;
     assert!(e.contains("not a valid regex"), "{e}");
     let e = server
-        .err("terminal_extra", json!({"tool": "grep_files", "args": {"pattern": "x", "path": root, "context_lines": 6}}))
+        .err("terminal_extra", json!({"tool": "grep_files", "args": {"pattern": "x", "path": root, "contextLines": 6}}))
         .await;
-    assert!(e.contains("`context_lines` is 6"), "{e}");
+    assert!(e.contains("`contextLines` is 6"), "{e}");
     let e = server
-        .err("terminal_extra", json!({"tool": "grep_files", "args": {"pattern": "x", "path": root, "max_results": 1001}}))
+        .err("terminal_extra", json!({"tool": "grep_files", "args": {"pattern": "x", "path": root, "maxResults": 1001}}))
         .await;
-    assert!(e.contains("`max_results`"), "{e}");
+    assert!(e.contains("`maxResults`"), "{e}");
     server.stop().await;
 }
 
@@ -279,7 +279,7 @@ async fn grep_javascript_lookaround_and_backreferences() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|m| m["line_number"].as_u64().unwrap())
+            .map(|m| m["lineNumber"].as_u64().unwrap())
             .collect()
     };
     let r = server

@@ -239,7 +239,7 @@ async fn a_jobs_folder_logs_and_pipes_are_closed_to_other_users() {
             json!({"command": "echo job-secret; exec sleep 30"}),
         )
         .await;
-    let id = job["job_id"].as_str().unwrap().to_string();
+    let id = job["jobId"].as_str().unwrap().to_string();
     let dir = state.join("jobs").join(&id);
     // The secret is in the log once the wrapper's tee wrote it; the pipes exist until exit.
     let deadline = std::time::Instant::now() + common::TEST_TIMEOUT;
@@ -276,7 +276,7 @@ async fn a_jobs_folder_logs_and_pipes_are_closed_to_other_users() {
         assert!(!out.status.success(), "the neighbour read the log");
         assert!(!String::from_utf8_lossy(&out.stdout).contains("job-secret"));
     }
-    server.extra("job_kill", json!({"job_id": id})).await;
+    server.extra("job_kill", json!({"jobId": id})).await;
     for f in ["exit_code.txt", "killed_at.txt"] {
         assert_eq!(mode(&dir.join(f)) & 0o077, 0, "{f}");
     }
@@ -324,7 +324,7 @@ async fn devices_fifos_sockets_folders_and_proc_files_are_not_written() {
             let e = server
                 .err(
                     "edit_file",
-                    json!({"path": path, "old_text": "a", "new_text": "b"}),
+                    json!({"path": path, "oldText": "a", "newText": "b"}),
                 )
                 .await;
             assert!(e.contains("not a regular file"), "{path}: {e}");
@@ -354,7 +354,7 @@ async fn devices_fifos_sockets_folders_and_proc_files_are_not_written() {
     let e = server
         .err(
             "edit_file",
-            json!({"path": "/dev/zero", "old_text": "a", "new_text": "b"}),
+            json!({"path": "/dev/zero", "oldText": "a", "newText": "b"}),
         )
         .await;
     assert!(e.contains("not a regular file"), "{e}");
@@ -371,7 +371,7 @@ async fn edit_refuses_a_file_over_64_mib() {
     let e = server
         .err(
             "edit_file",
-            json!({"path": big, "old_text": "a", "new_text": "b"}),
+            json!({"path": big, "oldText": "a", "newText": "b"}),
         )
         .await;
     assert!(e.contains("64 MiB"), "{e}");
@@ -398,7 +398,7 @@ async fn a_replace_keeps_owner_group_and_mode_and_follows_only_good_links() {
     server
         .ok(
             "edit_file",
-            json!({"path": file, "old_text": "new", "new_text": "edited"}),
+            json!({"path": file, "oldText": "new", "newText": "edited"}),
         )
         .await;
     let meta = std::fs::metadata(&file).unwrap();
@@ -475,7 +475,7 @@ async fn a_hard_linked_file_is_replaced_only_with_break_links() {
     let e = server
         .err(
             "edit_file",
-            json!({"path": a, "old_text": "one", "new_text": "two"}),
+            json!({"path": a, "oldText": "one", "newText": "two"}),
         )
         .await;
     assert!(e.contains("hard links"), "{e}");
@@ -496,7 +496,7 @@ async fn a_hard_linked_file_is_replaced_only_with_break_links() {
     server
         .ok(
             "edit_file",
-            json!({"path": b, "old_text": "one", "new_text": "two", "breakLinks": true}),
+            json!({"path": b, "oldText": "one", "newText": "two", "breakLinks": true}),
         )
         .await;
     assert_eq!(std::fs::read_to_string(&b).unwrap(), "shared two\n");

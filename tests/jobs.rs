@@ -41,9 +41,9 @@ async fn a_job_survives_the_server_being_killed() {
     let job = first
         .extra("job_start", json!({"command": command, "name": "survivor"}))
         .await;
-    let id = job["job_id"].as_str().unwrap().to_string();
+    let id = job["jobId"].as_str().unwrap().to_string();
     assert!(
-        job["log_paths"]["combined"]
+        job["logPaths"]["combined"]
             .as_str()
             .unwrap()
             .ends_with("combined.log")
@@ -56,7 +56,7 @@ async fn a_job_survives_the_server_being_killed() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|j| j["job_id"] == id.as_str())
+        .find(|j| j["jobId"] == id.as_str())
         .unwrap_or_else(|| panic!("job missing from {listed}"))
         .clone();
     assert_eq!(mine["running"], true, "{mine}");
@@ -65,14 +65,14 @@ async fn a_job_survives_the_server_being_killed() {
     // Let the job finish: the fifo opens once the job reads it.
     let writer = tokio::task::spawn_blocking(move || std::fs::write(gate, "hello\n"));
     let waited = second
-        .extra("job_wait", json!({"job_id": id, "timeout_ms": 20000}))
+        .extra("job_wait", json!({"jobId": id, "timeoutMs": 20000}))
         .await;
     writer.await.unwrap().unwrap();
-    assert_eq!(waited["timed_out"], false, "{waited}");
+    assert_eq!(waited["timedOut"], false, "{waited}");
     assert_eq!(waited["running"], false);
     assert_eq!(waited["state"], "exited");
-    assert_eq!(waited["exit_code"], 7);
-    let tail = waited["output_tail"].as_str().unwrap();
+    assert_eq!(waited["exitCode"], 7);
+    let tail = waited["outputTail"].as_str().unwrap();
     assert!(
         tail.contains("started") && tail.contains("got hello"),
         "{tail}"
@@ -86,27 +86,27 @@ async fn job_wait_returns_within_100ms_of_the_end() {
     let job = server
         .extra("job_start", json!({"command": "sleep 2; date +%s%N"}))
         .await;
-    let id = job["job_id"].as_str().unwrap();
+    let id = job["jobId"].as_str().unwrap();
     let waited = server
         .extra(
             "job_wait",
-            json!({"job_id": id, "timeout_ms": 20000, "tail_lines": 1}),
+            json!({"jobId": id, "timeoutMs": 20000, "tailLines": 1}),
         )
         .await;
     let returned = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_nanos();
-    assert_eq!(waited["exit_code"], 0, "{waited}");
-    assert!(waited["waited_ms"].as_u64().unwrap() > 0);
-    let ended: u128 = waited["output_tail"]
+    assert_eq!(waited["exitCode"], 0, "{waited}");
+    assert!(waited["waitedMs"].as_u64().unwrap() > 0);
+    let ended: u128 = waited["outputTail"]
         .as_str()
         .unwrap()
         .trim()
         .parse()
         .unwrap();
     let latency_ms = (returned - ended) as f64 / 1e6;
-    let recorded = humantime::parse_rfc3339(waited["ended_at"].as_str().unwrap()).unwrap();
+    let recorded = humantime::parse_rfc3339(waited["endedAt"].as_str().unwrap()).unwrap();
     let recorded_ns = recorded.duration_since(UNIX_EPOCH).unwrap().as_nanos();
     eprintln!(
         "job_wait latency: {latency_ms:.1} ms from the command's last output to the result, \
@@ -119,9 +119,9 @@ async fn job_wait_returns_within_100ms_of_the_end() {
     );
 
     // Status after the end agrees; a short wait on a finished job returns at once.
-    let status = server.extra("job_status", json!({"job_id": id})).await;
+    let status = server.extra("job_status", json!({"jobId": id})).await;
     assert_eq!(status["state"], "exited");
-    assert!(status["ended_at"].is_string());
+    assert!(status["endedAt"].is_string());
     server.stop().await;
 }
 
@@ -131,13 +131,13 @@ async fn job_wait_times_out_as_a_normal_result() {
     let job = server
         .extra("job_start", json!({"command": "sleep 30"}))
         .await;
-    let id = job["job_id"].as_str().unwrap();
+    let id = job["jobId"].as_str().unwrap();
     let waited = server
-        .extra("job_wait", json!({"job_id": id, "timeout_ms": 200}))
+        .extra("job_wait", json!({"jobId": id, "timeoutMs": 200}))
         .await;
-    assert_eq!(waited["timed_out"], true, "{waited}");
+    assert_eq!(waited["timedOut"], true, "{waited}");
     assert_eq!(waited["running"], true);
-    let killed = server.extra("job_kill", json!({"job_id": id})).await;
+    let killed = server.extra("job_kill", json!({"jobId": id})).await;
     assert_eq!(killed["killed"], true);
     server.stop().await;
 }
@@ -152,8 +152,8 @@ async fn kill_ends_the_whole_tree() {
             json!({"command": "sleep 300 & echo $!; setsid sleep 301 & echo $!; wait"}),
         )
         .await;
-    let id = job["job_id"].as_str().unwrap().to_string();
-    let log = job["log_paths"]["stdout"].as_str().unwrap().to_string();
+    let id = job["jobId"].as_str().unwrap().to_string();
+    let log = job["logPaths"]["stdout"].as_str().unwrap().to_string();
     let mut pids: Vec<i32> = Vec::new();
     eventually("the job's children", || {
         pids = std::fs::read_to_string(&log)
@@ -165,16 +165,16 @@ async fn kill_ends_the_whole_tree() {
     })
     .await;
     let wrapper = job["pid"].as_i64().unwrap() as i32;
-    let killed = server.extra("job_kill", json!({"job_id": id})).await;
+    let killed = server.extra("job_kill", json!({"jobId": id})).await;
     assert_eq!(killed["killed"], true, "{killed}");
     assert_eq!(killed["state"], "killed");
-    assert_eq!(killed["exit_code"], 137);
+    assert_eq!(killed["exitCode"], 137);
     for pid in pids.iter().copied().chain([wrapper]) {
         eventually(&format!("pid {pid} to end"), || gone(pid)).await;
     }
-    let again = server.extra("job_kill", json!({"job_id": id})).await;
+    let again = server.extra("job_kill", json!({"jobId": id})).await;
     assert_eq!(again["killed"], false, "a finished job is left as it is");
-    assert_eq!(again["exit_code"], 137);
+    assert_eq!(again["exitCode"], 137);
     server.stop().await;
 }
 
@@ -209,12 +209,12 @@ async fn a_reused_pid_is_not_taken_for_the_job_and_corrupt_jobs_are_reported() {
 
     let server = start_in(state.path(), &[]).await;
     let status = server
-        .extra("job_status", json!({"job_id": "reused-pid-0001"}))
+        .extra("job_status", json!({"jobId": "reused-pid-0001"}))
         .await;
     assert_eq!(status["running"], false, "{status}");
     assert_eq!(status["state"], "lost");
     let killed = server
-        .extra("job_kill", json!({"job_id": "reused-pid-0001"}))
+        .extra("job_kill", json!({"jobId": "reused-pid-0001"}))
         .await;
     assert_eq!(killed["killed"], false);
     assert!(
@@ -224,14 +224,14 @@ async fn a_reused_pid_is_not_taken_for_the_job_and_corrupt_jobs_are_reported() {
     let waited = server
         .extra(
             "job_wait",
-            json!({"job_id": "reused-pid-0001", "timeout_ms": 5000}),
+            json!({"jobId": "reused-pid-0001", "timeoutMs": 5000}),
         )
         .await;
-    assert_eq!(waited["timed_out"], false);
+    assert_eq!(waited["timedOut"], false);
 
     let listed = server.extra("job_list", json!({})).await;
     assert_eq!(listed["count"], 1, "{listed}");
-    assert_eq!(listed["invalid"][0]["job_id"], "broken-job-0002");
+    assert_eq!(listed["invalid"][0]["jobId"], "broken-job-0002");
     assert!(
         listed["invalid"][0]["problem"]
             .as_str()
@@ -241,7 +241,7 @@ async fn a_reused_pid_is_not_taken_for_the_job_and_corrupt_jobs_are_reported() {
     let e = server
         .err(
             "terminal_extra",
-            json!({"tool": "job_status", "args": {"job_id": "broken-job-0002"}}),
+            json!({"tool": "job_status", "args": {"jobId": "broken-job-0002"}}),
         )
         .await;
     assert!(e.contains("cannot be read"), "{e}");
@@ -258,7 +258,7 @@ async fn bad_job_calls_are_clear_errors() {
     let e = server
         .err(
             "terminal_extra",
-            call("job_status", json!({"job_id": "no-such-job"})),
+            call("job_status", json!({"jobId": "no-such-job"})),
         )
         .await;
     assert!(
@@ -268,7 +268,7 @@ async fn bad_job_calls_are_clear_errors() {
     let e = server
         .err(
             "terminal_extra",
-            call("job_status", json!({"job_id": "../etc"})),
+            call("job_status", json!({"jobId": "../etc"})),
         )
         .await;
     assert!(e.contains("not a job id"), "{e}");
@@ -292,17 +292,17 @@ async fn bad_job_calls_are_clear_errors() {
     let e = server
         .err(
             "terminal_extra",
-            call("job_wait", json!({"job_id": "x", "timeout_ms": 600001})),
+            call("job_wait", json!({"jobId": "x", "timeoutMs": 600001})),
         )
         .await;
-    assert!(e.contains("timeout_ms"), "{e}");
+    assert!(e.contains("timeoutMs"), "{e}");
     let e = server
         .err(
             "terminal_extra",
-            call("job_status", json!({"job_id": "x", "tail_lines": 1001})),
+            call("job_status", json!({"jobId": "x", "tailLines": 1001})),
         )
         .await;
-    assert!(e.contains("tail_lines"), "{e}");
+    assert!(e.contains("tailLines"), "{e}");
     let listed = server.extra("job_list", json!({})).await;
     assert_eq!(
         listed["count"], 0,

@@ -47,7 +47,7 @@ async fn two_servers_contend_and_the_waiter_gets_the_lock_on_release() {
             let got = b
                 .extra(
                     "lock_acquire",
-                    json!({"name": "build", "wait_ms": 20000, "note": "B"}),
+                    json!({"name": "build", "waitMs": 20000, "note": "B"}),
                 )
                 .await;
             (got, Instant::now())
@@ -62,7 +62,7 @@ async fn two_servers_contend_and_the_waiter_gets_the_lock_on_release() {
     assert_eq!(released["released"], true);
     let (got, got_at) = waiter.await.unwrap();
     assert_ne!(got["token"], token_a.as_str());
-    assert!(got["waited_ms"].as_u64().unwrap() > 0, "{got}");
+    assert!(got["waitedMs"].as_u64().unwrap() > 0, "{got}");
     eprintln!(
         "lock hand-over: the waiting server answered {:.1} ms after the release returned",
         got_at.saturating_duration_since(released_at).as_secs_f64() * 1000.0
@@ -89,7 +89,7 @@ async fn a_lock_whose_owner_died_is_recovered() {
         .await;
     a.crash().await;
     let got = b
-        .extra("lock_acquire", json!({"name": "deploy", "wait_ms": 10000}))
+        .extra("lock_acquire", json!({"name": "deploy", "waitMs": 10000}))
         .await;
     assert_eq!(got["recovered"]["pid"], dead_pid, "{got}");
     assert_eq!(got["recovered"]["note"], "crashes");
@@ -151,10 +151,10 @@ async fn wrong_tokens_and_bad_names_change_nothing() {
     let e = server
         .err(
             "terminal_extra",
-            call("lock_acquire", json!({"name": "x", "wait_ms": 600001})),
+            call("lock_acquire", json!({"name": "x", "waitMs": 600001})),
         )
         .await;
-    assert!(e.contains("wait_ms"), "{e}");
+    assert!(e.contains("waitMs"), "{e}");
     let e = server
         .err(
             "terminal_extra",

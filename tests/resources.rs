@@ -219,7 +219,7 @@ async fn job_logs_are_resources() {
         .await;
     let job = started["jobId"]
         .as_str()
-        .or(started["job_id"].as_str())
+        .or(started["jobId"].as_str())
         .unwrap_or_else(|| panic!("{started}"))
         .to_string();
     client.changed_after(seen).await;
@@ -228,7 +228,7 @@ async fn job_logs_are_resources() {
     client
         .call(
             "terminal_extra",
-            json!({"tool": "job_wait", "args": {"job_id": job, "timeout_ms": 20000}}),
+            json!({"tool": "job_wait", "args": {"jobId": job, "timeoutMs": 20000}}),
         )
         .await;
     match &client.read(&uri).await.unwrap()[0] {

@@ -471,13 +471,13 @@ async fn run_python_with_args_and_a_timeout() {
         out.contains(dir.path().file_name().unwrap().to_str().unwrap()),
         "{r}"
     );
-    assert_eq!(r["exit_code"], 2);
-    assert!(r["python_executable"].as_str().unwrap().contains("python"));
+    assert_eq!(r["exitCode"], 2);
+    assert!(r["pythonExecutable"].as_str().unwrap().contains("python"));
     let args = json!({"tool": "run_python", "args": {
-        "code": "import time\nprint('before', flush=True)\ntime.sleep(100)", "timeout_ms": 700}});
-    // A timeout is a normal result: timed_out, what it printed, and a hint.
+        "code": "import time\nprint('before', flush=True)\ntime.sleep(100)", "timeoutMs": 700}});
+    // A timeout is a normal result: timedOut, what it printed, and a hint.
     let r = server.ok("terminal_extra", args).await;
-    assert_eq!(r["timed_out"], true, "{r}");
+    assert_eq!(r["timedOut"], true, "{r}");
     assert_eq!(r["stdout"]["text"], "before\n", "{r}");
     assert!(
         r["hint"]
@@ -489,7 +489,7 @@ async fn run_python_with_args_and_a_timeout() {
     let r = server
         .extra("run_python", json!({"code": "print('quick')"}))
         .await;
-    assert_eq!(r["timed_out"], false, "{r}");
+    assert_eq!(r["timedOut"], false, "{r}");
     assert!(r["hint"].is_null(), "{r}");
     server.stop().await;
 }

@@ -275,7 +275,7 @@ async fn file_tools_obey_the_write_roots_and_deny_read_paths() {
     let e = server
         .err(
             "terminal_extra",
-            json!({"tool": "edit_file", "args": {"path": f.root.join(".git/config"), "old_text": "[core]", "new_text": "[core]\n\thooksPath = /tmp"}}),
+            json!({"tool": "edit_file", "args": {"path": f.root.join(".git/config"), "oldText": "[core]", "newText": "[core]\n\thooksPath = /tmp"}}),
         )
         .await;
     assert!(e.contains("read-only"), "{e}");
@@ -425,7 +425,7 @@ async fn a_job_started_in_the_sandbox_stays_confined_after_a_server_restart() {
         late.display()
     );
     let job = first.extra("job_start", json!({"command": command})).await;
-    let job_id = job["job_id"].as_str().unwrap().to_string();
+    let job_id = job["jobId"].as_str().unwrap().to_string();
     first.crash().await;
 
     envs.retain(|(k, _)| *k != "TERMPILOT_CWD");
@@ -440,9 +440,9 @@ async fn a_job_started_in_the_sandbox_stays_confined_after_a_server_restart() {
         .unwrap()
         .unwrap();
     let r = second
-        .extra("job_wait", json!({"job_id": job_id, "timeout_ms": 30000}))
+        .extra("job_wait", json!({"jobId": job_id, "timeoutMs": 30000}))
         .await;
-    let tail = r["output_tail"].as_str().unwrap();
+    let tail = r["outputTail"].as_str().unwrap();
     assert!(
         tail.contains("Permission denied") && tail.contains("rc=1"),
         "{r}"

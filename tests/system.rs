@@ -23,26 +23,24 @@ async fn process_list_finds_a_process_the_test_started() {
     let mut child = std::process::Command::new(&exe).arg("60").spawn().unwrap();
     let server = start().await;
     let listed = server
-        .extra("process_list", json!({"name_filter": name.to_uppercase()}))
+        .extra("process_list", json!({"nameFilter": name.to_uppercase()}))
         .await;
     let procs = listed["processes"].as_array().unwrap();
     assert_eq!(procs.len(), 1, "{listed}");
     assert_eq!(procs[0]["pid"], child.id());
     assert_eq!(procs[0]["name"], name.as_str());
     assert_eq!(procs[0]["path"], exe.display().to_string());
-    assert!(procs[0]["started_at"].is_string() && procs[0]["working_set_bytes"].is_u64());
+    assert!(procs[0]["startedAt"].is_string() && procs[0]["workingSetBytes"].is_u64());
     assert_eq!(listed["truncated"], false);
-    let one = server
-        .extra("process_list", json!({"max_results": 1}))
-        .await;
+    let one = server.extra("process_list", json!({"maxResults": 1})).await;
     assert_eq!(one["truncated"], true);
     let e = server
         .err(
             "terminal_extra",
-            call("process_list", json!({"max_results": 1001})),
+            call("process_list", json!({"maxResults": 1001})),
         )
         .await;
-    assert!(e.contains("max_results"), "{e}");
+    assert!(e.contains("maxResults"), "{e}");
     child.kill().unwrap();
     child.wait().unwrap();
     server.stop().await;
@@ -66,10 +64,10 @@ async fn file_lockers_finds_the_process_holding_a_file() {
     assert!(
         lockers
             .iter()
-            .any(|l| l["pid"] == holder.id() && l["app_name"] == "sleep"),
+            .any(|l| l["pid"] == holder.id() && l["appName"] == "sleep"),
         "{found}"
     );
-    assert!(found["skipped_processes"].is_u64() && found["complete"].is_boolean());
+    assert!(found["skippedProcesses"].is_u64() && found["complete"].is_boolean());
     holder.kill().unwrap();
     holder.wait().unwrap();
     let after = server
@@ -183,7 +181,7 @@ async fn screenshot_captures_an_xvfb_screen_and_a_window() {
             "terminal_extra",
             call(
                 "screenshot",
-                json!({"output_path": screen_png.display().to_string()}),
+                json!({"outputPath": screen_png.display().to_string()}),
             ),
         )
         .await;
@@ -211,10 +209,10 @@ async fn screenshot_captures_an_xvfb_screen_and_a_window() {
     let window = server
         .extra(
             "screenshot",
-            json!({"target": "window", "window_title": "PROBE WINDOW"}),
+            json!({"target": "window", "windowTitle": "PROBE WINDOW"}),
         )
         .await;
-    assert_eq!(window["window_title"], "termpilot probe window", "{window}");
+    assert_eq!(window["windowTitle"], "termpilot probe window", "{window}");
     assert_eq!(
         (window["width"].as_u64(), window["height"].as_u64()),
         (Some(160), Some(100))
@@ -229,7 +227,7 @@ async fn screenshot_captures_an_xvfb_screen_and_a_window() {
             "terminal_extra",
             call(
                 "screenshot",
-                json!({"target": "window", "window_title": "no such title"}),
+                json!({"target": "window", "windowTitle": "no such title"}),
             ),
         )
         .await;

@@ -32,7 +32,7 @@ pub fn edit(
 ) -> Result<Edited> {
     if old.is_empty() {
         return Err(Error::InvalidInput(
-            "`old_text` is empty; pass the exact text to replace.".into(),
+            "`oldText` is empty; pass the exact text to replace.".into(),
         ));
     }
     let (target, meta) = target_of(path)?;
@@ -74,13 +74,13 @@ pub fn edit(
     let count = text.matches(old).count();
     if count == 0 {
         return Err(Error::InvalidInput(format!(
-            "`old_text` was not found in `{}` (0 matches); the file is unchanged. Check whitespace and line endings, or read the file first.",
+            "`oldText` was not found in `{}` (0 matches); the file is unchanged. Check whitespace and line endings, or read the file first.",
             path.display()
         )));
     }
     if count > 1 && !replace_all {
         return Err(Error::InvalidInput(format!(
-            "`old_text` matches {count} times in `{}`; the file is unchanged. Include more surrounding text to make it unique, or pass replace_all true.",
+            "`oldText` matches {count} times in `{}`; the file is unchanged. Include more surrounding text to make it unique, or pass replaceAll true.",
             path.display()
         )));
     }

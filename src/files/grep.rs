@@ -48,6 +48,7 @@ pub struct GrepOptions {
 
 /// One matching line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct GrepMatch {
     pub file: String,
     pub line_number: u64,
@@ -58,6 +59,7 @@ pub struct GrepMatch {
 
 /// Everything a search found.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct GrepResult {
     pub matches: Vec<GrepMatch>,
     pub files_scanned: usize,

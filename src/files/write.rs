@@ -65,7 +65,7 @@ pub fn write(path: &Path, bytes: &[u8], opts: WriteOptions) -> Result<Written> {
         }
         if !opts.create_dirs {
             return Err(Error::InvalidInput(format!(
-                "The directory `{}` does not exist; create it or pass create_dirs true.",
+                "The directory `{}` does not exist; create it or pass createDirs true.",
                 parent.display()
             )));
         }

@@ -52,6 +52,7 @@ pub struct StartRequest {
 
 /// A job just started.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Started {
     pub job_id: String,
     pub name: Option<String>,
@@ -78,6 +79,7 @@ pub enum JobState {
 
 /// A job's state and the end of its output.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct JobStatus {
     pub job_id: String,
     pub name: Option<String>,
@@ -96,6 +98,7 @@ pub struct JobStatus {
 
 /// What `job_wait` returns: the status, and whether the wait ran out first.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct JobWaited {
     #[serde(flatten)]
     pub status: JobStatus,
@@ -105,6 +108,7 @@ pub struct JobWaited {
 
 /// What `job_kill` did.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct JobKilled {
     /// False when the job had already ended (it is left as it was).
     pub killed: bool,
@@ -114,6 +118,7 @@ pub struct JobKilled {
 
 /// One line of `job_list`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct JobSummary {
     pub job_id: String,
     pub name: Option<String>,
@@ -128,6 +133,7 @@ pub struct JobSummary {
 
 /// A job directory that could not be read.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct InvalidJob {
     pub job_id: String,
     pub problem: String,
@@ -135,6 +141,7 @@ pub struct InvalidJob {
 
 /// Every job on disk, oldest first.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct JobList {
     pub jobs: Vec<JobSummary>,
     pub count: usize,

@@ -48,6 +48,7 @@ pub struct JobMeta {
 
 /// Where a job's output goes.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct LogPaths {
     pub stdout: String,
     pub stderr: String,
@@ -89,7 +90,7 @@ pub fn check_id(id: &str) -> Result<()> {
         Ok(())
     } else {
         Err(Error::InvalidInput(format!(
-            "`{id}` is not a job id; pass a job_id returned by job_start or listed by job_list."
+            "`{id}` is not a job id; pass a jobId returned by job_start or listed by job_list."
         )))
     }
 }

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 
 /// One process holding the file.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Locker {
     pub pid: u32,
     pub app_name: String,
@@ -23,6 +24,7 @@ pub struct Locker {
 
 /// Who holds `path` open.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Lockers {
     pub path: String,
     pub lockers: Vec<Locker>,

@@ -15,6 +15,7 @@ pub const MAX_RESULTS: usize = 1000;
 
 /// One process.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ProcessInfo {
     pub pid: u32,
     pub name: String,
@@ -28,6 +29,7 @@ pub struct ProcessInfo {
 
 /// Matching processes, by pid.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ProcessList {
     pub processes: Vec<ProcessInfo>,
     /// How many processes matched (more than returned when truncated).

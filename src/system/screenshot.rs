@@ -32,6 +32,7 @@ pub struct Capture {
 
 /// A screenshot saved to disk.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Shot {
     pub path: String,
     pub width: u32,
@@ -55,12 +56,12 @@ pub fn capture(
     let title = match (target, window_title) {
         (Target::Window, None) => {
             return Err(Error::InvalidInput(
-                "target window needs window_title (a part of the window's title).".into(),
+                "target window needs windowTitle (a part of the window's title).".into(),
             ));
         }
         (Target::Window, Some(t)) if t.trim().is_empty() => {
             return Err(Error::InvalidInput(
-                "window_title is empty; pass a part of the window's title.".into(),
+                "windowTitle is empty; pass a part of the window's title.".into(),
             ));
         }
         (Target::Window, t) => t,
@@ -71,7 +72,7 @@ pub fn capture(
             let png = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
             if !p.is_absolute() || !png {
                 return Err(Error::InvalidInput(format!(
-                    "output_path `{}` must be an absolute path ending in .png.",
+                    "outputPath `{}` must be an absolute path ending in .png.",
                     p.display()
                 )));
             }
@@ -85,7 +86,7 @@ pub fn capture(
         std::fs::create_dir_all(parent).map_err(|e| {
             Error::io(
                 format!("Cannot create {}", parent.display()),
-                "Pass an output_path in a writable folder.",
+                "Pass an outputPath in a writable folder.",
                 e,
             )
         })?;
@@ -93,7 +94,7 @@ pub fn capture(
     std::fs::write(&path, &png).map_err(|e| {
         Error::io(
             format!("Cannot write {}", path.display()),
-            "Pass an output_path in a writable folder.",
+            "Pass an outputPath in a writable folder.",
             e,
         )
     })?;
@@ -162,7 +163,7 @@ mod tests {
     #[test]
     fn window_needs_a_title_and_paths_are_checked() {
         let e = capture(Target::Window, None, None).unwrap_err().to_string();
-        assert!(e.contains("window_title"), "{e}");
+        assert!(e.contains("windowTitle"), "{e}");
         let e = capture(Target::Screen, None, Some(Path::new("rel.png")))
             .unwrap_err()
             .to_string();

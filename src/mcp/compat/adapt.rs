@@ -12,6 +12,7 @@ use std::sync::Arc;
 use rmcp::model::JsonObject;
 use serde_json::Value;
 
+use super::case;
 use crate::mcp::args;
 use crate::mcp::registry::{BoxFuture, ToolCtx, ToolDef};
 use crate::mcp::reply::{Reply, ToolError};
@@ -48,6 +49,9 @@ pub struct Adapt {
     pub props: Vec<(&'static str, Value)>,
     pub pre: Option<Pre>,
     pub finish: Option<Finish>,
+    /// The preset spells fields in snake_case (see [`super::case`]): its schema, arguments,
+    /// results, descriptions and error sentences are converted from the native camelCase.
+    pub snake: bool,
 }
 
 impl Adapt {
@@ -67,15 +71,16 @@ impl Adapt {
             props: Vec::new(),
             pre: None,
             finish: None,
+            snake: false,
         }
     }
 
     /// Builds the preset's tool over `native`.
     pub fn build(self, native: Arc<ToolDef>) -> ToolDef {
-        let schema = self.schema(&native.input_schema);
+        let mut schema = self.schema(&native.input_schema);
         let Adapt {
             name,
-            description,
+            mut description,
             rename,
             defaults,
             fixed,
@@ -83,8 +88,14 @@ impl Adapt {
             reshape,
             pre,
             finish,
+            snake,
             ..
         } = self;
+        if snake {
+            schema = case::snake_schema(schema);
+            // Built once per tool at start-up and kept for the server's life.
+            description = Box::leak(case::snake_text(description).into_boxed_str());
+        }
         let json_results = finish.is_none();
         let shown = Arc::new(schema.clone());
         let defaults = Arc::new(defaults);
@@ -112,11 +123,12 @@ impl Adapt {
                 }
                 let mut call = JsonObject::new();
                 for (key, value) in &given {
-                    let native_key = rename
-                        .iter()
-                        .find(|(p, _)| p == key)
-                        .map_or(key.as_str(), |(_, n)| n);
-                    call.insert(native_key.to_string(), value.clone());
+                    let native_key = match rename.iter().find(|(p, _)| p == key) {
+                        Some((_, n)) => n.to_string(),
+                        None if snake => case::camel(key),
+                        None => key.clone(),
+                    };
+                    call.insert(native_key, value.clone());
                 }
                 for (key, value) in fixed.iter() {
                     call.insert(key.to_string(), value.clone());
@@ -127,7 +139,20 @@ impl Adapt {
                 if let Some(finish) = finish {
                     return finish(ctx, native, call, given).await;
                 }
-                let reply = native.call(ctx, call).await?;
+                let mut reply = native.call(ctx, call).await.map_err(|e| {
+                    if !snake {
+                        return e;
+                    }
+                    let partial = e.partial.map(case::snake_object);
+                    let mut e = ToolError::new(case::snake_text(&e.message));
+                    if let Some(partial) = partial {
+                        e = e.with_partial(partial);
+                    }
+                    e
+                })?;
+                if snake {
+                    reply.value = case::snake_keys(reply.value);
+                }
                 match reshape {
                     Some(reshape) => Ok(Reply {
                         value: reshape(reply.value, &given)?,

@@ -2,9 +2,10 @@
 //!
 //! Thirteen of them are native tools under the same names and parameters; `shell_run` and
 //! `write_file` map onto the core runner and the native `terminal_write_file`. Every field
-//! stays snake_case, every error is a tool error whose text is `{"error": "…"}` (a timeout
-//! carries the partial result beside it), and jobs and locks live under a
-//! `director-shell-mcp` state folder, as the seed's `%LOCALAPPDATA%/director-shell-mcp/`.
+//! is snake_case (the native camelCase converted by `case.rs`), every error is a tool error
+//! whose text is `{"error": "…"}` (a timeout carries the partial result beside it), and jobs
+//! and locks live under a `director-shell-mcp` state folder, as the seed's
+//! `%LOCALAPPDATA%/director-shell-mcp/`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -16,6 +17,7 @@ use termpilot::Config;
 use termpilot::exec::{OutputCap, Shell, Spec, runner};
 
 use super::adapt::{Adapt, rename_field};
+use super::case;
 use super::{ErrorShape, Explicit, Identity, Natives};
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
@@ -64,10 +66,9 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
         ),
         Adapt {
             hide: &["sessionId", "encoding", "breakLinks"],
-            rename: &[("create_dirs", "createDirs")],
             check: Some(absolute_path),
+            snake: true,
             reshape: Some(std::sync::Arc::new(|mut v, _| {
-                rename_field(&mut v, "bytesWritten", "bytes_written");
                 rename_field(&mut v, "append", "appended");
                 super::adapt::drop_fields(&mut v, &["success", "size"]);
                 Ok(v)
@@ -79,7 +80,8 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
         }
         .build(n.get("terminal_write_file")),
         Adapt {
-            hide: &["break_links"],
+            hide: &["breakLinks"],
+            snake: true,
             ..Adapt::same("edit_file", n.get("edit_file").description)
         }
         .build(n.get("edit_file")),
@@ -101,13 +103,15 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
                 }
                 Ok(v)
             })),
+            snake: true,
             ..Adapt::same("run_python", n.get("run_python").description)
         }
         .build(n.get("run_python")),
         same(n, "job_start"),
         same(n, "job_status"),
         Adapt {
-            hide: &["tail_lines"],
+            hide: &["tailLines"],
+            snake: true,
             ..Adapt::same(
                 "job_kill",
                 "Kill a job started by this server, with its whole process tree. A job that already ended is left as it is.",
@@ -125,10 +129,14 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
     ]
 }
 
-/// A native tool with director-shell's name, parameters and fields as they are.
+/// A native tool under the same name, with its parameters and fields in snake_case.
 fn same(n: &Natives, name: &'static str) -> ToolDef {
     let native = n.get(name);
-    Adapt::same(name, native.description).build(native)
+    Adapt {
+        snake: true,
+        ..Adapt::same(name, native.description)
+    }
+    .build(native)
 }
 
 fn absolute_path(args: &rmcp::model::JsonObject) -> Result<(), ToolError> {
@@ -175,7 +183,7 @@ pub struct ShellRunResult {
     pub stderr: StreamOut,
 }
 
-async fn shell_run(ctx: ToolCtx, p: ShellRunParams) -> Result<ShellRunResult, ToolError> {
+async fn shell_run(ctx: ToolCtx, p: ShellRunParams) -> Result<Value, ToolError> {
     let shell = match p.shell {
         None => Shell::scripting(),
         Some(ShellName::Bash) => Shell::Bash,
@@ -196,8 +204,10 @@ async fn shell_run(ctx: ToolCtx, p: ShellRunParams) -> Result<ShellRunResult, To
         stdout: (&out.stdout).into(),
         stderr: (&out.stderr).into(),
     };
+    // The streams' native fields are camelCase; the seed's are snake_case.
+    let result = case::snake_keys(json!(result));
     if out.timed_out {
-        let partial = match json!(result) {
+        let partial = match result {
             Value::Object(map) => map,
             _ => Default::default(),
         };

@@ -15,6 +15,7 @@
 //! | `terminal-use` | terminal-use (13 tools, integer ids, prose results, LRU eviction) |
 
 pub mod adapt;
+pub mod case;
 pub mod cowork;
 pub mod director_shell;
 pub mod smart_terminal;

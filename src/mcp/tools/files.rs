@@ -23,7 +23,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "edit_file",
             "Edit a file",
-            "Replace old_text with new_text in a UTF-8 file (absolute path). Exactly one match unless replace_all; otherwise an error and the file unchanged.",
+            "Replace oldText with newText in a UTF-8 file (absolute path). Exactly one match unless replaceAll; otherwise an error and the file unchanged.",
             Hints::DESTRUCTIVE,
             edit_file,
         ),
@@ -110,7 +110,7 @@ async fn write_file(ctx: ToolCtx, p: WriteParams) -> Result<WriteResult, ToolErr
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EditParams {
     /// Absolute path.
     pub path: String,
@@ -126,6 +126,7 @@ pub struct EditParams {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct EditResult {
     pub path: String,
     pub replacements: usize,
@@ -151,7 +152,7 @@ async fn edit_file(_ctx: ToolCtx, p: EditParams) -> Result<EditResult, ToolError
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GrepParams {
     /// Regex (JavaScript-style: lookaround and backreferences work).
     #[schemars(length(min = 1))]

@@ -18,21 +18,21 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "job_start",
             "Start a detached job",
-            "Start a command detached from the server (it survives restarts); logs and exit code are kept on disk. Returns job_id, pid, log_paths, exit_marker.",
+            "Start a command detached from the server (it survives restarts); logs and exit code are kept on disk. Returns jobId, pid, logPaths, exitMarker.",
             Hints::RUNS_COMMANDS,
             start,
         ),
         ToolDef::new(
             "job_status",
             "Job status",
-            "A job's state (running, exit_code, runtime_ms, started_at) and the last tail_lines of its combined output.",
+            "A job's state (running, exitCode, runtimeMs, startedAt) and the last tailLines of its combined output.",
             Hints::READ_ONLY,
             status,
         ),
         ToolDef::new(
             "job_wait",
             "Wait for a job",
-            "Wait until a job ends (returns the moment it does) or timeout_ms passes (timed_out: true); same fields as job_status.",
+            "Wait until a job ends (returns the moment it does) or timeoutMs passes (timedOut: true); same fields as job_status.",
             Hints::READ_ONLY,
             wait,
         ),
@@ -46,7 +46,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "job_list",
             "List jobs",
-            "Every job on disk, oldest first: job_id, name, pid, running, exit code, start time; unreadable job directories are listed under invalid.",
+            "Every job on disk, oldest first: jobId, name, pid, running, exit code, start time; unreadable job directories are listed under invalid.",
             Hints::READ_ONLY,
             list,
         ),
@@ -54,7 +54,7 @@ pub fn tools() -> Vec<ToolDef> {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StartParams {
     /// The command line.
     pub command: String,
@@ -88,7 +88,7 @@ fn default_wait() -> u64 {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StatusParams {
     pub job_id: String,
     /// Lines of combined output to return.
@@ -102,7 +102,7 @@ async fn status(ctx: ToolCtx, p: StatusParams) -> Result<JobStatus, ToolError> {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WaitParams {
     pub job_id: String,
     #[serde(default = "default_wait")]
@@ -128,7 +128,7 @@ async fn wait(ctx: ToolCtx, p: WaitParams) -> Result<JobWaited, ToolError> {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KillParams {
     pub job_id: String,
     #[serde(default = "default_tail")]
@@ -141,7 +141,7 @@ async fn kill(ctx: ToolCtx, p: KillParams) -> Result<JobKilled, ToolError> {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListParams {}
 
 async fn list(ctx: ToolCtx, _p: ListParams) -> Result<JobList, ToolError> {

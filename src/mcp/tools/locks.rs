@@ -14,7 +14,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "lock_acquire",
             "Acquire a named lock",
-            "Take an inter-agent named lock, waiting up to wait_ms for its holder; returns a token for lock_release. Locks of dead owners are recovered.",
+            "Take an inter-agent named lock, waiting up to waitMs for its holder; returns a token for lock_release. Locks of dead owners are recovered.",
             Hints::ADDITIVE,
             acquire,
         ),
@@ -29,7 +29,7 @@ pub fn tools() -> Vec<ToolDef> {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AcquireParams {
     /// Letters, digits, `_`, `.`, `-`; at most 64.
     #[schemars(length(min = 1, max = MAX_NAME_LEN))]
@@ -56,7 +56,7 @@ async fn acquire(ctx: ToolCtx, p: AcquireParams) -> Result<Acquired, ToolError> 
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReleaseParams {
     #[schemars(length(min = 1, max = MAX_NAME_LEN))]
     pub name: String,

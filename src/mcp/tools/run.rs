@@ -461,7 +461,7 @@ pub(crate) fn paged_result(p: &PagedParams, mut run: RunResult, out: &Outcome) -
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PythonParams {
     /// Python source.
     pub code: String,
@@ -475,6 +475,7 @@ pub struct PythonParams {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct StreamOut {
     pub text: String,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -500,6 +501,7 @@ impl From<&Captured> for StreamOut {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct PythonResult {
     pub exit_code: Option<i32>,
     pub duration_ms: u64,
@@ -529,7 +531,7 @@ async fn run_python(ctx: ToolCtx, p: PythonParams) -> Result<PythonResult, ToolE
         // A timeout is a normal result, as for every other tool.
         hint: out.timed_out.then(|| {
             format!(
-                "Python timed out after {} ms and its process tree was killed; raise timeout_ms (max 600000) if it needs longer, or start it with job_start.",
+                "Python timed out after {} ms and its process tree was killed; raise timeoutMs (max 600000) if it needs longer, or start it with job_start.",
                 p.timeout_ms
             )
         }),

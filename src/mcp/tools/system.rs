@@ -16,14 +16,14 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "process_list",
             "List processes",
-            "Running processes (pid, name, path, started_at, working_set_bytes), filtered by a case-insensitive name or path substring.",
+            "Running processes (pid, name, path, startedAt, workingSetBytes), filtered by a case-insensitive name or path substring.",
             Hints::READ_ONLY,
             process_list,
         ),
         ToolDef::new(
             "file_lockers",
             "Who holds a file open",
-            "The processes holding a file open (pid, app_name, app_type); an unlocked file gives an empty list.",
+            "The processes holding a file open (pid, appName, appType); an unlocked file gives an empty list.",
             Hints::READ_ONLY,
             file_lockers,
         ),
@@ -52,7 +52,7 @@ fn default_max() -> usize {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProcessListParams {
     /// Case-insensitive substring of the name or executable path.
     pub name_filter: Option<String>,
@@ -66,7 +66,7 @@ async fn process_list(_ctx: ToolCtx, p: ProcessListParams) -> Result<ProcessList
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FileLockersParams {
     /// Absolute path of an existing file.
     pub path: PathBuf,
@@ -77,7 +77,7 @@ async fn file_lockers(_ctx: ToolCtx, p: FileLockersParams) -> Result<Lockers, To
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScreenshotParams {
     /// Default screen.
     #[serde(default)]
