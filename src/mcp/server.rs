@@ -8,9 +8,9 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig,
+    ServerConfig, SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use termpilot::Core;
 
@@ -95,6 +95,27 @@ impl ServerHandler for Server {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.resources
             .remember(context.peer, &self.core, &self.resources);
+    }
+
+    /// `subscriptions/listen` (2026-07-28): resource list changes, when resources are served.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.identity.is_none().then(|| {
+            SubscriptionFilter::builder()
+                .resources_list_changed()
+                .build()
+        })
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        if context.accepted().resources_list_changed == Some(true) {
+            self.resources
+                .listen(context.sink().clone(), &self.core, &self.resources);
+        }
+        context.cancelled().await;
+        Ok(())
     }
 
     async fn list_resources(
