@@ -119,11 +119,9 @@ impl Ended {
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_millis() as u64;
-        let mut inner = self.inner();
-        inner.next_seq += 1;
-        let record = EndedSession {
+        self.push(EndedSession {
             summary: EndedSummary {
-                seq: inner.next_seq,
+                seq: 0,
                 id: session.id.clone(),
                 name: session.shape.name.clone(),
                 shell: session.shape.shell.program.display().to_string(),
@@ -141,7 +139,14 @@ impl Ended {
             redraw: bytes,
             cast_path: None,
             pid: session.pid,
-        };
+        });
+    }
+
+    /// Numbers `record` and keeps it, dropping the oldest past the bounds.
+    fn push(&self, mut record: EndedSession) {
+        let mut inner = self.inner();
+        inner.next_seq += 1;
+        record.summary.seq = inner.next_seq;
         inner.bytes += record.bytes();
         inner.records.push_back(record);
         while inner.records.len() > MAX_ENDED
@@ -183,5 +188,64 @@ impl Ended {
             .iter()
             .find(|r| r.summary.seq == seq)
             .cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, screen_bytes: usize) -> EndedSession {
+        EndedSession {
+            summary: EndedSummary {
+                seq: 0,
+                id: id.into(),
+                name: None,
+                shell: "/bin/sh".into(),
+                cwd: "/".into(),
+                cols: 80,
+                rows: 24,
+                theme: "dark".into(),
+                exited: "exit status 0".into(),
+                exit_code: Some(0),
+                why: "it was stopped".into(),
+                ended_ms: 0,
+                cast: false,
+            },
+            screen: "x".repeat(screen_bytes),
+            redraw: Vec::new(),
+            cast_path: None,
+            pid: 1,
+        }
+    }
+
+    #[test]
+    fn the_last_fifty_are_kept_each_with_its_own_number() {
+        let ended = Ended::default();
+        for i in 0..MAX_ENDED + 5 {
+            ended.push(record(&format!("s{i}"), 10));
+        }
+        let list = ended.list();
+        assert_eq!(list.len(), MAX_ENDED);
+        assert_eq!(list[0].id, "s5", "the oldest went first");
+        assert_eq!(list[0].seq, 6);
+        assert!(ended.get(1).is_none());
+        assert_eq!(ended.get(6).unwrap().summary.id, "s5");
+        // The same id again is another record.
+        ended.push(record("s9", 10));
+        assert_eq!(ended.list().iter().filter(|s| s.id == "s9").count(), 2);
+    }
+
+    #[test]
+    fn screens_are_bounded_in_bytes_but_the_newest_stays() {
+        let ended = Ended::default();
+        ended.push(record("a", MAX_BYTES / 2));
+        ended.push(record("b", MAX_BYTES / 2));
+        ended.push(record("c", MAX_BYTES / 2));
+        let ids: Vec<String> = ended.list().into_iter().map(|s| s.id).collect();
+        assert_eq!(ids, ["b", "c"]);
+        ended.push(record("huge", MAX_BYTES * 2));
+        let ids: Vec<String> = ended.list().into_iter().map(|s| s.id).collect();
+        assert_eq!(ids, ["huge"]);
     }
 }
