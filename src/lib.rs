@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod core;
+pub mod ended;
 pub mod error;
 pub mod exec;
 pub mod files;

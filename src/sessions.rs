@@ -7,6 +7,8 @@
 //! action is not performed). `terminal_stop` ends a session for good. With `evict_lru`, a
 //! start at the limit evicts the least recently used session instead of failing (its id is
 //! reserved the same way); with `SessionIds::Numbers`, ids are `1`, `2`, … (terminal-use).
+//! Every session let go, whichever way, is remembered in [`Ended`] with its last screen (for
+//! the web page; `terminal_list` shows live sessions only).
 //!
 //! The manager's lock is held only to read and change the registry: a start reserves its id
 //! (counted against the limit) under it, spawns outside it, then inserts; the idle sweep and
@@ -20,6 +22,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::config::{Config, SessionIds};
+use crate::ended::Ended;
 use crate::error::{Error, Result};
 use crate::session::emulator::Size;
 use crate::session::screen;
@@ -122,6 +125,8 @@ pub struct SessionManager {
     inner: Mutex<Inner>,
     /// Bumped whenever a session starts or ends, for whoever lists them live.
     changes: tokio::sync::watch::Sender<u64>,
+    /// The sessions that ended, with their last screens (for people; see [`crate::ended`]).
+    pub ended: Ended,
 }
 
 impl SessionManager {
@@ -130,6 +135,7 @@ impl SessionManager {
             config,
             inner: Mutex::new(Inner::default()),
             changes: tokio::sync::watch::channel(0).0,
+            ended: Ended::default(),
         }
     }
 
@@ -257,6 +263,12 @@ impl SessionManager {
         self.changes.subscribe()
     }
 
+    /// Tells live listers the list changed without a start or an end (an ended session's
+    /// transcript noted).
+    pub fn touch_list(&self) {
+        self.changed();
+    }
+
     fn changed(&self) {
         self.changes.send_modify(|n| *n += 1);
     }
@@ -277,7 +289,7 @@ impl SessionManager {
             return false;
         };
         let last_screen = screen::plain_text(&session.state().emu);
-        {
+        let why = {
             let mut inner = self.inner();
             let before = inner.live.len();
             inner.live.retain(|s| !Arc::ptr_eq(s, &session));
@@ -289,8 +301,10 @@ impl SessionManager {
                 "it was evicted as the least recently used of {} sessions when another was started",
                 self.config.max_sessions
             );
-            reserve(&mut inner, &session, why, last_screen);
-        }
+            reserve(&mut inner, &session, why.clone(), last_screen);
+            why
+        };
+        self.ended.record(&session, &why);
         crate::exec::spill::remove_owned(&spill_owner(&session));
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
@@ -317,18 +331,20 @@ impl SessionManager {
                 && let Some(exit) = session.exit()
             {
                 let last_screen = screen::plain_text(&session.state().emu);
-                {
+                let retired = {
                     let mut inner = self.inner();
                     let before = inner.live.len();
                     inner.live.retain(|s| !Arc::ptr_eq(s, &session));
-                    if inner.live.len() < before {
-                        reserve(
-                            &mut inner,
-                            &session,
-                            format!("its shell exited ({})", describe_exit(&exit)),
-                            last_screen,
-                        );
+                    let retired = inner.live.len() < before;
+                    if retired {
+                        let why = format!("its shell exited ({})", describe_exit(&exit));
+                        reserve(&mut inner, &session, why, last_screen);
                     }
+                    retired
+                };
+                if retired {
+                    let why = format!("its shell exited ({})", describe_exit(&exit));
+                    self.ended.record(&session, &why);
                 }
                 crate::exec::spill::remove_owned(&spill_owner(&session));
                 // Its processes are gone or going; what it left is killed off the workers.
@@ -420,6 +436,7 @@ impl SessionManager {
             }
         };
         kill_off_workers(session.clone()).await;
+        self.ended.record(&session, "it was stopped");
         self.changed();
         Ok(Stopped::Live(session))
     }
@@ -497,6 +514,10 @@ impl SessionManager {
                 continue;
             }
             let last_screen = screen::plain_text(&session.state().emu);
+            let why = format!(
+                "it was idle for more than {}",
+                human(self.config.idle_timeout)
+            );
             {
                 let mut inner = self.inner();
                 let before = inner.live.len();
@@ -504,15 +525,12 @@ impl SessionManager {
                 if inner.live.len() == before {
                     continue;
                 }
-                let why = format!(
-                    "it was idle for more than {}",
-                    human(self.config.idle_timeout)
-                );
-                reserve(&mut inner, &session, why, last_screen);
+                reserve(&mut inner, &session, why.clone(), last_screen);
             }
             crate::exec::spill::remove_owned(&spill_owner(&session));
-            self.changed();
             kill_off_workers(session.clone()).await;
+            self.ended.record(&session, &why);
+            self.changed();
         }
     }
 

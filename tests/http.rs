@@ -1,7 +1,7 @@
 //! MCP over Streamable HTTP end to end: rmcp's HTTP client in both protocol eras against the
 //! real binary with `--http`; one core shared by every client; the token (401), the
 //! DNS-rebinding defence (403), loopback only unless allowed, the generated token file and
-//! a graceful stop.
+//! a graceful stop (SIGTERM with a call in flight: answered, sessions ended, token file gone).
 
 mod common;
 
@@ -207,4 +207,131 @@ async fn a_made_up_token_is_written_0600_printed_once_and_removed_at_the_end() {
         "the token file is removed on exit"
     );
     let _ = http::bin();
+}
+
+/// Waits (at most 10 s, looking every 20 ms: nothing announces a process starting) until a
+/// process whose command line contains `fragment` runs; its pids.
+async fn running(fragment: &str) -> Vec<i64> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let pids = common::procs::pids_running(fragment);
+        if !pids.is_empty() {
+            return pids;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "`{fragment}` never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// One JSON-RPC POST to `/mcp` the way any HTTP client sends it; the response.
+async fn post(
+    server: &HttpServer,
+    session: Option<&str>,
+    body: serde_json::Value,
+) -> reqwest::Response {
+    let mut request = reqwest::Client::new()
+        .post(format!("{}/mcp", server.url))
+        .bearer_auth(&server.token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(id) = session {
+        request = request.header("mcp-session-id", id);
+    }
+    tokio::time::timeout(common::TEST_TIMEOUT, request.send())
+        .await
+        .expect("the server answers in time")
+        .expect("the server answers")
+}
+
+#[tokio::test]
+async fn sigterm_answers_the_call_in_flight_ends_the_sessions_and_removes_the_token_file() {
+    let mut server = http::spawn(&["--http", "127.0.0.1:0"], &[]).await;
+    let file_line = server.stderr.recv().await.expect("the token file line");
+    let path = file_line
+        .strip_prefix("termpilot: token written to ")
+        .and_then(|rest| rest.split(" (").next())
+        .unwrap_or_else(|| panic!("{file_line}"))
+        .to_string();
+    server.token = std::fs::read_to_string(&path).unwrap().trim().to_string();
+    // A plain HTTP client (what is on the wire is what counts), 2025 era.
+    let init = post(
+        &server,
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+    )
+    .await;
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    init.text().await.unwrap();
+    post(
+        &server,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    let started = post(
+        &server,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "terminal_start", "arguments": {}}}),
+    )
+    .await
+    .text()
+    .await
+    .unwrap();
+    let id = started
+        .split("\"sessionId\":\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("{started}"))
+        .to_string();
+    // A long call in flight when the signal comes.
+    let in_flight = post(
+        &server,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "terminal_exec", "arguments":
+                   {"sessionId": id, "command": "sleep 30.4321", "timeout": 60000}}}),
+    )
+    .await;
+    let answer = tokio::spawn(async move { in_flight.text().await });
+    let sleeping = running("sleep 30.4321").await;
+
+    let asked = std::time::Instant::now();
+    let status = server.terminate().await;
+    let took = asked.elapsed();
+    assert!(status.success(), "{status}");
+    assert!(
+        took < std::time::Duration::from_secs(8),
+        "the server ended {took:?} after SIGTERM"
+    );
+    // The call got its answer before the stream closed: the exec says it was cancelled.
+    let answer = tokio::time::timeout(common::TEST_TIMEOUT, answer)
+        .await
+        .expect("the stream of the call in flight ends")
+        .unwrap()
+        .unwrap_or_default();
+    assert!(
+        answer.contains("\"id\":3")
+            && answer.contains("\"result\"")
+            && answer.contains("cancelled"),
+        "{answer}"
+    );
+    common::procs::all_gone(&sleeping).await;
+    assert!(
+        common::procs::pids_running("sleep 30.4321").is_empty(),
+        "no sleep is left"
+    );
+    assert!(
+        !std::path::Path::new(&path).exists(),
+        "the token file is removed"
+    );
 }

@@ -1,5 +1,6 @@
-//! Sessions, jobs and the skill as MCP resources, end to end over stdio: list, read (text
-//! and PNG blob), list-changed after a start and a stop, and reads that change nothing.
+//! Sessions, jobs and the skill as MCP resources, end to end: list, read (text and PNG blob),
+//! list-changed after a start and a stop (over stdio and HTTP, 2025 sessions and 2026-07-28
+//! `subscriptions/listen` streams), and reads that change nothing.
 
 mod common;
 
@@ -238,4 +239,185 @@ async fn job_logs_are_resources() {
         other => panic!("a log is text: {other:?}"),
     }
     let _ = client.service.cancel().await;
+}
+
+/// The list-changed announcements one client sees, whichever way it asked for them.
+enum Announced {
+    /// A 2025 client (stdio or HTTP with `Mcp-Session-Id`): through its handler; the count
+    /// of announcements already waited for.
+    Session(Client, u64),
+    /// A 2026-07-28 client: on its `subscriptions/listen` stream.
+    Stream {
+        service: RunningService<RoleClient, Counting>,
+        subscription: Box<rmcp::service::Subscription>,
+    },
+}
+
+impl Announced {
+    async fn call(&self, name: &str, args: serde_json::Value) -> serde_json::Value {
+        let service = match self {
+            Announced::Session(c, _) => &c.service,
+            Announced::Stream { service, .. } => service,
+        };
+        let params = rmcp::model::CallToolRequestParams::new(name.to_string())
+            .with_arguments(args.as_object().unwrap().clone());
+        let result = tokio::time::timeout(TEST_TIMEOUT, service.call_tool(params))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_ne!(result.is_error, Some(true), "{}", common::text(&result));
+        result.structured_content.unwrap()
+    }
+
+    /// Waits (bounded) for the next `notifications/resources/list_changed`.
+    async fn next_change(&mut self) {
+        match self {
+            Announced::Session(client, seen) => *seen = client.changed_after(*seen).await,
+            Announced::Stream { subscription, .. } => loop {
+                let next = tokio::time::timeout(TEST_TIMEOUT, subscription.next())
+                    .await
+                    .expect("notifications/resources/list_changed in time")
+                    .expect("the stream carries notifications")
+                    .expect("the stream stays open");
+                if matches!(
+                    next,
+                    rmcp::model::ServerNotification::ResourceListChangedNotification(_)
+                ) {
+                    return;
+                }
+            },
+        }
+    }
+
+    async fn close(self) {
+        match self {
+            Announced::Session(c, _) => {
+                let _ = c.service.cancel().await;
+            }
+            Announced::Stream {
+                service,
+                subscription,
+            } => {
+                drop(subscription);
+                let _ = service.cancel().await;
+            }
+        }
+    }
+}
+
+/// A 2026-07-28 client over `transport` with a `subscriptions/listen` stream for resource
+/// list changes, acknowledged.
+async fn listening<T, E, A>(transport: T) -> Announced
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    use rmcp::model::{ProtocolVersion, SubscriptionFilter};
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let (tx, _) = watch::channel(0);
+    let service = tokio::time::timeout(
+        TEST_TIMEOUT,
+        Counting(tx).serve_with_lifecycle(
+            transport,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        ),
+    )
+    .await
+    .expect("discover in time")
+    .expect("discover");
+    let subscription = tokio::time::timeout(
+        TEST_TIMEOUT,
+        service.peer().listen(
+            SubscriptionFilter::builder()
+                .resources_list_changed()
+                .build(),
+        ),
+    )
+    .await
+    .expect("subscriptions/listen acknowledged in time")
+    .expect("subscriptions/listen");
+    assert_eq!(
+        subscription.acknowledged().resources_list_changed,
+        Some(true),
+        "resource list changes are accepted"
+    );
+    Announced::Stream {
+        service,
+        subscription: Box::new(subscription),
+    }
+}
+
+/// A 2025 client over Streamable HTTP that counts list changes (its handler).
+async fn http_session(server: &common::http::HttpServer) -> Announced {
+    let (tx, changes) = watch::channel(0);
+    let service = tokio::time::timeout(TEST_TIMEOUT, Counting(tx).serve(http_transport(server)))
+        .await
+        .expect("initialize in time")
+        .expect("initialize over HTTP");
+    Announced::Session(
+        Client {
+            service,
+            changes,
+            _state: tempfile::tempdir().unwrap(),
+        },
+        0,
+    )
+}
+
+fn http_transport(
+    server: &common::http::HttpServer,
+) -> rmcp::transport::StreamableHttpClientTransport<reqwest::Client> {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.url))
+        .auth_header(server.token.clone());
+    rmcp::transport::StreamableHttpClientTransport::with_client(reqwest::Client::new(), config)
+}
+
+/// A start and a stop by `agent` are announced to every client in `watchers` (and to the
+/// agent itself).
+async fn start_and_stop_are_announced(mut agent: Announced, mut watchers: Vec<Announced>) {
+    let id = agent
+        .call("terminal_start", json!({"env": {"PS1": "$ "}}))
+        .await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    agent.next_change().await;
+    for w in &mut watchers {
+        w.next_change().await;
+    }
+    agent.call("terminal_stop", json!({"sessionId": id})).await;
+    agent.next_change().await;
+    for w in &mut watchers {
+        w.next_change().await;
+    }
+    for w in watchers {
+        w.close().await;
+    }
+    agent.close().await;
+}
+
+#[tokio::test]
+async fn list_changes_reach_a_stdio_client_of_the_stateless_revision_that_listens() {
+    let state = tempfile::tempdir().unwrap();
+    let (transport, _) = TokioChildProcess::builder(common::command(state.path(), &[]))
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let client = listening(transport).await;
+    start_and_stop_are_announced(client, Vec::new()).await;
+}
+
+#[tokio::test]
+async fn list_changes_reach_http_clients_of_both_eras() {
+    let server = common::http::start().await;
+    let agent = http_session(&server).await;
+    let watchers = vec![
+        http_session(&server).await,
+        listening(http_transport(&server)).await,
+    ];
+    start_and_stop_are_announced(agent, watchers).await;
+    server.terminate().await;
 }

@@ -218,8 +218,15 @@ async fn without_the_cookie_only_the_login_page_is_served() {
     );
     let (status, _) = get(&server, "/assets/app.js", &[]).await;
     assert_eq!(status, 401);
-    let (status, _) = get(&server, "/api/sessions", &[]).await;
-    assert_eq!(status, 401);
+    for path in [
+        "/api/sessions",
+        "/api/ended/1/screen",
+        "/api/ended/1/cast",
+        "/api/sessions/x/cast",
+    ] {
+        let (status, _) = get(&server, path, &[]).await;
+        assert_eq!(status, 401, "{path} needs the cookie");
+    }
     let upgrade = [
         ("connection", "Upgrade"),
         ("upgrade", "websocket"),
@@ -382,6 +389,109 @@ async fn one_page_holds_control_another_is_refused_and_closing_the_tab_releases_
         .await;
     assert_eq!(ran["output"], "agent-back");
     assert!(!agent.screen_text(&id).await.contains("sneaky"));
+    agent.stop().await;
+    server.terminate().await;
+}
+
+/// The page time (ms) at which the replay wrote the event that completed `marker`.
+fn played_at(marker: &str) -> String {
+    format!(
+        "(() => {{ let text = ''; for (const e of window.termpilot.played) {{ text += e.data; if (text.includes({m})) return e.t; }} return null; }})()",
+        m = serde_json::to_string(marker).unwrap()
+    )
+}
+
+#[tokio::test]
+async fn an_ended_session_stays_listed_with_its_last_screen_and_its_cast_replays() {
+    let server = http::start().await;
+    let Some(mut browser) = Browser::launch().await else {
+        return;
+    };
+    let agent = server.client(Era::Initialize).await;
+    let id = start_session(&agent).await;
+    let wait = Duration::from_secs(20);
+    // Two lines half a second apart (the shell sleeps, not the test), then a last one.
+    let ran = agent
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "timeout": 20000,
+                   "command": "printf 'cast-%s\\n' one; sleep 0.5; printf 'cast-%s\\n' two"}),
+        )
+        .await;
+    assert_eq!(ran["output"], "cast-one\ncast-two", "{ran}");
+    agent
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo last-$((3*4))", "timeout": 20000}),
+        )
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let cast = dir.path().join("demo.cast");
+    let stopped = agent
+        .ok(
+            "terminal_stop",
+            json!({"sessionId": id, "transcriptPath": cast.display().to_string()}),
+        )
+        .await;
+    assert_eq!(stopped["transcript"]["format"], "asciicast-v2", "{stopped}");
+    // Agents still see live sessions only.
+    let listed = agent.ok("terminal_list", json!({})).await;
+    assert_eq!(listed["sessions"], json!([]), "{listed}");
+
+    // A page opened after the end still lists it, marked ended.
+    browser
+        .navigate(&format!("{}/#token={TOKEN}", server.url))
+        .await;
+    let row = format!("document.querySelector('#sessions li.ended[data-id=\"{id}\"]')");
+    assert!(
+        browser
+            .wait_for(
+                &format!("{row} && {row}.textContent.includes('demo') && {row}.textContent.includes('replay')"),
+                wait
+            )
+            .await,
+        "the ended session is listed, with its transcript"
+    );
+
+    // Opening it shows its last screen.
+    browser
+        .click(&format!("#sessions li.ended[data-id=\"{id}\"]"))
+        .await;
+    assert!(
+        browser
+            .wait_for(
+                "window.termpilot.mode === 'ended' && window.termpilot.screenText().includes('\\nlast-12')",
+                wait
+            )
+            .await,
+        "the last screen is shown"
+    );
+    assert!(browser.wait_for("!document.getElementById('replay').hidden && document.getElementById('take').hidden", wait).await);
+
+    // Replay: a fresh terminal plays the transcript with its recorded timing.
+    browser.click("#replay").await;
+    assert!(
+        browser
+            .wait_for("window.termpilot.mode === 'replayed'", wait)
+            .await,
+        "the replay ends"
+    );
+    let text = browser.eval("window.termpilot.screenText()").await;
+    let text = text.as_str().unwrap();
+    assert!(
+        text.contains("\ncast-one") && text.contains("\ncast-two") && text.contains("\nlast-12"),
+        "{text}"
+    );
+    let one = browser.eval(&played_at("cast-one")).await.as_f64().unwrap();
+    let two = browser.eval(&played_at("cast-two")).await.as_f64().unwrap();
+    assert!(
+        two - one >= 300.0,
+        "the half-second pause is replayed at 1x ({} ms)",
+        two - one
+    );
+    let png = browser.screenshot().await;
+    std::fs::write(artefact().with_file_name("replay.png"), &png).unwrap();
+    browser.close().await;
     agent.stop().await;
     server.terminate().await;
 }

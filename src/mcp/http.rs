@@ -7,8 +7,9 @@
 //! [`Core`], so a session one client starts is visible to every other. Loopback only,
 //! unless `--http-allow-remote`.
 //!
-//! Stopping ([`Running::stop`]) cancels rmcp's sessions (in-flight calls are cancelled and
-//! answered), closes the page's sockets, waits at most [`DRAIN`] for connections to finish
+//! Stopping ([`Running::stop`]) first cancels the calls in flight and waits (at most
+//! [`DRAIN_CALLS`]) for their answers to go out ([`super::drain`]), then cancels rmcp's
+//! sessions, closes the page's sockets, waits at most [`DRAIN`] for connections to finish
 //! and removes the token file.
 
 use std::net::SocketAddr;
@@ -21,6 +22,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use termpilot::Core;
 use tokio_util::sync::CancellationToken;
 
+use super::drain::Drain;
 use super::server::Server;
 use crate::web::guard::{self, Access};
 use crate::web::token::{self, TokenFile};
@@ -30,6 +32,8 @@ use crate::web::{self, Web};
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8765";
 /// Longest wait for open connections after a stop.
 pub const DRAIN: Duration = Duration::from_secs(5);
+/// Longest wait for cancelled calls to answer before the sessions and streams close.
+pub const DRAIN_CALLS: Duration = Duration::from_secs(3);
 
 /// What to listen on and how.
 pub struct Options {
@@ -58,6 +62,8 @@ pub fn parse_addr(text: &str) -> anyhow::Result<SocketAddr> {
 
 /// A listener that is serving.
 pub struct Running {
+    /// The MCP calls in flight, answered before anything closes.
+    calls: Option<Drain>,
     cancel: CancellationToken,
     task: tokio::task::JoinHandle<()>,
     _token_file: Option<TokenFile>,
@@ -66,6 +72,9 @@ pub struct Running {
 impl Running {
     /// Stops accepting, closes sockets and MCP sessions, and waits (bounded) for the rest.
     pub async fn stop(self) {
+        if let Some(calls) = &self.calls {
+            calls.stop(DRAIN_CALLS).await;
+        }
         self.cancel.cancel();
         if tokio::time::timeout(DRAIN, self.task).await.is_err() {
             tracing::warn!("HTTP connections still open after {DRAIN:?}; leaving them");
@@ -105,6 +114,7 @@ pub async fn start(
         shutdown: cancel.clone(),
     });
     let mut app: Router = web::router(web);
+    let calls = mcp.as_ref().map(Server::drain);
     if let Some(server) = mcp {
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(access.allowed_hosts())
@@ -149,6 +159,7 @@ pub async fn start(
         }
     });
     Ok(Running {
+        calls,
         cancel,
         task,
         _token_file: token_file,

@@ -19,6 +19,7 @@
 
 pub mod args;
 pub mod compat;
+pub mod drain;
 pub mod frame;
 pub mod http;
 pub mod logging;

@@ -8,13 +8,14 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig,
+    ServerConfig, SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use termpilot::Core;
 
 use super::compat::{ErrorShape, Identity};
+use super::drain::{Call, Drain};
 use super::progress;
 use super::registry::{EXTRA, Registry, ToolCtx};
 use super::resources::Resources;
@@ -32,6 +33,8 @@ pub struct Server {
     resources: Arc<Resources>,
     /// The server's name, instructions and error shape (a `--compat` preset's, or native).
     identity: Option<Arc<Identity>>,
+    /// The calls in flight, answered before the transport closes (see [`Drain`]).
+    drain: Drain,
 }
 
 impl Server {
@@ -41,7 +44,13 @@ impl Server {
             registry,
             resources: Arc::new(Resources::standard()),
             identity: None,
+            drain: Drain::default(),
         }
+    }
+
+    /// What a stop uses to answer the calls in flight first.
+    pub fn drain(&self) -> Drain {
+        self.drain.clone()
     }
 
     /// Speaks as a compatibility preset: its server name, instructions and error shape.
@@ -50,10 +59,10 @@ impl Server {
         self
     }
 
-    fn ctx(&self, context: &RequestContext<RoleServer>) -> ToolCtx {
+    fn ctx(&self, context: &RequestContext<RoleServer>, call: &Call) -> ToolCtx {
         ToolCtx {
             core: self.core.clone(),
-            cancel: context.ct.clone(),
+            cancel: call.cancel.clone(),
             progress: progress::for_request(&context.peer, context.meta.get_progress_token()),
         }
     }
@@ -97,6 +106,30 @@ impl ServerHandler for Server {
             .remember(context.peer, &self.core, &self.resources);
     }
 
+    /// `subscriptions/listen` (2026-07-28): resource list changes, when resources are served.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.identity.is_none().then(|| {
+            SubscriptionFilter::builder()
+                .resources_list_changed()
+                .build()
+        })
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        if context.accepted().resources_list_changed == Some(true) {
+            self.resources
+                .listen(context.sink().clone(), &self.core, &self.resources);
+        }
+        tokio::select! {
+            _ = context.cancelled() => {}
+            _ = self.drain.stopping() => {}
+        }
+        Ok(())
+    }
+
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -120,7 +153,8 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let ctx = self.ctx(&context);
+        let call = self.drain.enter(&context.ct);
+        let ctx = self.ctx(&context, &call);
         let args = request.arguments.unwrap_or_default();
         let name = request.name.as_ref();
         let started = std::time::Instant::now();

@@ -97,7 +97,7 @@ pub fn save(path: &Path, body: &[u8], overwrite: bool) -> std::io::Result<()> {
 }
 
 /// asciicast v2: a header line, then one `[seconds, "o", text]` event per output chunk.
-fn asciicast(session: &Session) -> Vec<u8> {
+pub fn asciicast(session: &Session) -> Vec<u8> {
     let chunks = session.state().log.timed_chunks();
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)

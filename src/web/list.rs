@@ -1,4 +1,5 @@
-//! The session list: `GET /api/sessions` (JSON) and `/ws/sessions`, a WebSocket that sends
+//! The session list (live ones, then the ended ones the server remembers, see
+//! [`termpilot::ended`]): `GET /api/sessions` (JSON) and `/ws/sessions`, a WebSocket that sends
 //! the list at once, whenever a session starts or ends, and every [`REFRESH`] (busy/idle
 //! and the foreground command change without an event).
 
@@ -16,7 +17,10 @@ use super::Web;
 pub const REFRESH: Duration = Duration::from_secs(1);
 
 fn listing(web: &Web) -> serde_json::Value {
-    serde_json::json!({ "sessions": web.core.sessions.list() })
+    serde_json::json!({
+        "sessions": web.core.sessions.list(),
+        "ended": web.core.sessions.ended.list(),
+    })
 }
 
 pub async fn json(State(web): State<Arc<Web>>) -> Response {

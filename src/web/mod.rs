@@ -4,12 +4,14 @@
 //! - [`token`]: the token (given or made up) and its 0600 file.
 //! - [`assets`]: the page, its script and styles, xterm.js and the fonts, compiled in.
 //! - [`list`]: the session list (JSON, and a WebSocket that pushes it on every change).
+//! - [`ended`]: ended sessions' last screens and `.cast` transcripts, for replay.
 //! - [`live`]: one session over a WebSocket — the attach redraw, then every byte; take
 //!   control / release.
 //!
 //! Served by [`crate::mcp::http`], next to `/mcp` (`--http`) or alone next to stdio (`--web`).
 
 pub mod assets;
+pub mod ended;
 pub mod guard;
 pub mod list;
 pub mod live;
@@ -43,6 +45,9 @@ pub fn router(web: Arc<Web>) -> Router {
         .route("/login", post(login))
         .route("/assets/{name}", get(assets::serve))
         .route("/api/sessions", get(list::json))
+        .route("/api/ended/{seq}/screen", get(ended::screen))
+        .route("/api/ended/{seq}/cast", get(ended::cast))
+        .route("/api/sessions/{id}/cast", get(ended::live_cast))
         .route("/ws/sessions", get(list::socket))
         .route("/ws/session/{id}", get(live::socket))
         .with_state(web)

@@ -6,9 +6,11 @@
 //! providers with [`Resources::add`]. Reading a resource never changes anything: no read
 //! cursor moves, no idle timer is reset, no ended session is restarted.
 //!
-//! Clients that completed an `initialize` handshake are told when the list changes: a
-//! session starting or ending wakes the notifier at once, jobs (which live on disk and end
-//! on their own) are looked at every [`JOB_CHECK`].
+//! Clients are told when the list changes: those that completed an `initialize` handshake
+//! (2025 revisions, stdio or HTTP with `Mcp-Session-Id`) through their session, and those of
+//! the stateless 2026-07-28 revision that opened a `subscriptions/listen` stream asking for
+//! `resourcesListChanged`, on that stream. A session starting or ending wakes the notifier
+//! at once; jobs (which live on disk and end on their own) are looked at every [`JOB_CHECK`].
 
 mod jobs;
 mod sessions;
@@ -19,6 +21,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use rmcp::model::{ListResourcesResult, ReadResourceResult, Resource, ResourceContents};
+use rmcp::service::SubscriptionSink;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use termpilot::Core;
 
@@ -38,6 +41,8 @@ pub trait Provider: Send + Sync {
 pub struct Resources {
     providers: Vec<Box<dyn Provider>>,
     peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
+    /// Open `subscriptions/listen` streams (2026-07-28).
+    sinks: Arc<Mutex<Vec<SubscriptionSink>>>,
     notifier: OnceLock<()>,
 }
 
@@ -47,6 +52,7 @@ impl Resources {
         let mut resources = Resources {
             providers: Vec::new(),
             peers: Default::default(),
+            sinks: Default::default(),
             notifier: OnceLock::new(),
         };
         resources.add(Box::new(sessions::Sessions));
@@ -88,6 +94,19 @@ impl Resources {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(peer);
+        self.start_notifier(core, me);
+    }
+
+    /// Remembers a `subscriptions/listen` stream to notify (until it closes).
+    pub fn listen(&self, sink: SubscriptionSink, core: &Arc<Core>, me: &Arc<Resources>) {
+        self.sinks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(sink);
+        self.start_notifier(core, me);
+    }
+
+    fn start_notifier(&self, core: &Arc<Core>, me: &Arc<Resources>) {
         self.notifier.get_or_init(|| {
             let weak = Arc::downgrade(me);
             let core = Arc::downgrade(core);
@@ -129,15 +148,36 @@ async fn notify_changes(resources: std::sync::Weak<Resources>, core: std::sync::
                 gone.push(i);
             }
         }
+        let sinks: Vec<SubscriptionSink> =
+            r.sinks.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut closed = Vec::new();
+        for (i, sink) in sinks.iter().enumerate() {
+            if sink.notify_resource_list_changed().await.is_err() {
+                closed.push(i);
+            }
+        }
+        if !closed.is_empty() {
+            drop_seen(
+                &mut r.sinks.lock().unwrap_or_else(|e| e.into_inner()),
+                &closed,
+            );
+        }
         if !gone.is_empty() {
-            let mut list = r.peers.lock().unwrap_or_else(|e| e.into_inner());
-            // Only the peers seen above can be dropped; later ones were appended after them.
-            let mut index = 0;
-            list.retain(|_| {
-                let keep = !gone.contains(&index);
-                index += 1;
-                keep
-            });
+            drop_seen(
+                &mut r.peers.lock().unwrap_or_else(|e| e.into_inner()),
+                &gone,
+            );
         }
     }
+}
+
+/// Drops the entries at `indexes` of the first entries of `list` (later ones were appended
+/// after they were looked at, and stay).
+fn drop_seen<T>(list: &mut Vec<T>, indexes: &[usize]) {
+    let mut index = 0;
+    list.retain(|_| {
+        let keep = !indexes.contains(&index);
+        index += 1;
+        keep
+    });
 }

@@ -308,6 +308,11 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
                     &e,
                 )));
             }
+            if transcript::is_cast(path) {
+                // The page replays it from there (see `termpilot::ended`).
+                ctx.core.sessions.ended.note_cast(&session, path.clone());
+                ctx.core.sessions.touch_list();
+            }
             let bytes = body.len() as u64;
             Some(Transcript {
                 path: path.display().to_string(),

@@ -24,7 +24,7 @@ const THEMES = {
 const $ = (id) => document.getElementById(id);
 const wsUrl = (path) => `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path}`;
 
-const state = { sessions: new Map(), open: null, listSocket: null, view: null };
+const state = { sessions: new Map(), ended: [], open: null, listSocket: null, view: null };
 
 function setConnection(s, text) {
   const el = $("conn");
@@ -39,39 +39,78 @@ function connectList(delay = 250) {
   const ws = new WebSocket(wsUrl("/ws/sessions"));
   state.listSocket = ws;
   ws.onopen = () => { delay = 250; setConnection("open", "live"); };
-  ws.onmessage = (e) => showList(JSON.parse(e.data).sessions);
+  ws.onmessage = (e) => {
+    const m = JSON.parse(e.data);
+    showList(m.sessions, m.ended || []);
+  };
   ws.onclose = () => {
     setConnection("closed", "disconnected — retrying");
     setTimeout(() => connectList(Math.min(delay * 2, 5000)), delay);
   };
 }
 
-function showList(live) {
-  const seen = new Set();
-  for (const s of live) {
-    seen.add(s.id);
-    state.sessions.set(s.id, { ...s, ended: false });
-  }
-  // Ended sessions stay listed (greyed) for as long as this page is open.
-  for (const [id, s] of state.sessions) if (!seen.has(id)) s.ended = true;
+function showList(live, ended) {
+  state.sessions = new Map(live.map((s) => [s.id, s]));
+  state.ended = ended;
+  render();
+}
+
+// Live sessions first, then the ended ones the server remembers (newest first).
+function render() {
   const list = $("sessions");
   list.replaceChildren();
   for (const s of state.sessions.values()) {
-    const li = document.createElement("li");
-    li.dataset.id = s.id;
-    li.className = (s.ended ? "ended " : "") + (state.open === s.id ? "open" : "");
-    const status = s.ended ? "ended" : s.busy ? "busy" : "idle";
-    const who = s.controller === "person" ? '<span class="badge person">person</span>' : "";
-    li.innerHTML = `<div class="row1"><span class="id"></span><span class="badge ${status}">${status}</span>${who}</div>
-      <div class="meta fg"></div><div class="meta cwd"></div>`;
-    li.querySelector(".id").textContent = s.name ? `${s.name} (${s.id})` : s.id;
-    li.querySelector(".fg").textContent = `${s.foreground || s.shell.split("/").pop()} · ${s.cols}×${s.rows}`;
-    li.querySelector(".cwd").textContent = s.cwd;
-    li.title = s.cwd;
-    if (!s.ended) li.onclick = () => openSession(s.id);
+    const status = s.busy ? "busy" : "idle";
+    const li = row(s, status, `${s.foreground || s.shell.split("/").pop()} · ${s.cols}×${s.rows}`, s.cwd);
+    li.className = state.open === s.id ? "open" : "";
+    if (s.controller === "person") li.querySelector(".row1").insertAdjacentHTML("beforeend", '<span class="badge person">person</span>');
+    li.onclick = () => openSession(s.id);
     list.appendChild(li);
   }
-  $("empty").hidden = state.sessions.size > 0;
+  for (const s of [...state.ended].reverse()) {
+    const when = new Date(s.endedMs).toLocaleTimeString();
+    const li = row(s, "ended", `${s.exited} · ${when}${s.cast ? " · replay" : ""}`, s.cwd);
+    li.dataset.seq = s.seq;
+    li.className = "ended" + (state.open === `#${s.seq}` ? " open" : "");
+    li.title = `${s.why} — ${s.cwd}`;
+    li.onclick = () => openEnded(s);
+    list.appendChild(li);
+  }
+  $("empty").hidden = state.sessions.size + state.ended.length > 0;
+}
+
+function row(s, status, meta, cwd) {
+  const li = document.createElement("li");
+  li.dataset.id = s.id;
+  li.innerHTML = `<div class="row1"><span class="id"></span><span class="badge ${status}">${status}</span></div>
+    <div class="meta fg"></div><div class="meta cwd"></div>`;
+  li.querySelector(".id").textContent = s.name ? `${s.name} (${s.id})` : s.id;
+  li.querySelector(".fg").textContent = meta;
+  li.querySelector(".cwd").textContent = cwd;
+  li.title = cwd;
+  return li;
+}
+
+// A terminal widget in #term, at a session's size and in its theme.
+function newTerminal(cols, rows, themeName) {
+  const theme = THEMES[themeName] || THEMES.dark;
+  document.body.classList.toggle("light", theme.light);
+  $("term").replaceChildren();
+  const term = new Terminal({
+    cols, rows, scrollback: 5000, theme: theme.colors, cursorBlink: false,
+    fontFamily: '"JetBrains Mono", "DejaVu Sans Mono", monospace', fontSize: 14, allowProposedApi: false,
+  });
+  term.open($("term"));
+  return term;
+}
+
+function showBar(live) {
+  $("take").hidden = !live;
+  $("release").hidden = true;
+  $("replay").hidden = true;
+  $("speed").hidden = true;
+  $("term").classList.remove("controlling");
+  $("who").classList.remove("person");
 }
 
 // ---- one session ----------------------------------------------------------------------
@@ -79,11 +118,96 @@ function showList(live) {
 function openSession(id) {
   if (state.view) state.view.close();
   state.open = id;
-  showList([...state.sessions.values()].filter((s) => !s.ended));
+  render();
   $("view").hidden = false;
   $("title").textContent = id;
   $("notice").textContent = "";
+  showBar(true);
   state.view = new View(id);
+}
+
+function openEnded(s) {
+  if (state.view) state.view.close();
+  state.open = `#${s.seq}`;
+  render();
+  $("view").hidden = false;
+  $("title").textContent = s.name ? `${s.name} (${s.id})` : s.id;
+  $("notice").textContent = "";
+  showBar(false);
+  state.view = new EndedView(s);
+}
+
+// An ended session: its last screen, and its transcript replayed on request.
+class EndedView {
+  constructor(s) {
+    this.s = s;
+    this.mode = "loading";
+    this.closed = false;
+    this.timer = null;
+    $("who").textContent = `ended: ${s.exited} · ${s.why}`;
+    $("replay").hidden = !s.cast;
+    $("speed").hidden = !s.cast;
+    this.term = newTerminal(s.cols, s.rows, s.theme);
+    fetch(`/api/ended/${s.seq}/screen`).then((r) => {
+      if (!r.ok) throw new Error(`the last screen is gone (${r.status})`);
+      return r.arrayBuffer();
+    }).then((bytes) => {
+      if (this.closed) return;
+      this.term.write(new Uint8Array(bytes));
+      this.mode = "ended";
+    }).catch((e) => { $("notice").textContent = e.message; });
+  }
+
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+    if (this.term) this.term.dispose();
+  }
+
+  // Plays the .cast with its recorded timing (pauses over 2 s shortened to 2 s), at the
+  // speed chosen in #speed (read before every event, so it can change while playing).
+  async replay() {
+    clearTimeout(this.timer);
+    const r = await fetch(`/api/ended/${this.s.seq}/cast`);
+    if (!r.ok) { $("notice").textContent = await r.text(); return; }
+    const lines = (await r.text()).split("\n").filter((l) => l.trim());
+    const header = JSON.parse(lines[0]);
+    const events = [];
+    for (const line of lines.slice(1)) {
+      try {
+        const [at, kind, data] = JSON.parse(line);
+        if (kind === "o") events.push([at, data]);
+      } catch (_) { /* a line that is not an event is skipped */ }
+    }
+    if (this.closed) return;
+    this.term.dispose();
+    this.term = newTerminal(header.width || this.s.cols, header.height || this.s.rows, this.s.theme);
+    this.mode = "replay";
+    this.played = [];
+    $("notice").textContent = "replaying…";
+    let i = 0;
+    let last = 0;
+    const step = () => {
+      if (this.closed) return;
+      if (i >= events.length) {
+        this.mode = "replayed";
+        $("notice").textContent = "replay done";
+        return;
+      }
+      const [at, data] = events[i++];
+      this.term.write(data);
+      this.played.push({ t: performance.now(), data });
+      const next = events[i];
+      last = at;
+      const gap = next ? Math.min(Math.max(next[0] - last, 0), 2) : 0;
+      const speed = Number($("speed").value) || 1;
+      this.timer = setTimeout(step, (gap * 1000) / speed);
+    };
+    const first = events.length ? Math.min(events[0][0], 2) : 0;
+    this.timer = setTimeout(step, (first * 1000) / (Number($("speed").value) || 1));
+  }
+
+  send() {}
 }
 
 class View {
@@ -117,14 +241,7 @@ class View {
     }
     const m = JSON.parse(data);
     if (m.type === "hello") {
-      const theme = THEMES[m.theme] || THEMES.dark;
-      document.body.classList.toggle("light", theme.light);
-      $("term").replaceChildren();
-      this.term = new Terminal({
-        cols: m.cols, rows: m.rows, scrollback: 5000, theme: theme.colors, cursorBlink: false,
-        fontFamily: '"JetBrains Mono", "DejaVu Sans Mono", monospace', fontSize: 14, allowProposedApi: false,
-      });
-      this.term.open($("term"));
+      this.term = newTerminal(m.cols, m.rows, m.theme);
       this.term.onData((keys) => {
         if (this.you) this.send({ type: "input", data: keys });
         else $("notice").textContent = "Read-only: press Take control to type.";
@@ -159,6 +276,7 @@ class View {
 
 $("take").onclick = () => { if (state.view) { state.view.send({ type: "take" }); state.view.term?.focus(); } };
 $("release").onclick = () => { if (state.view) state.view.send({ type: "release" }); };
+$("replay").onclick = () => { if (state.view && state.view.replay) state.view.replay(); };
 
 // For tests and for people who script the page: the open terminal's text.
 window.termpilot = {
@@ -171,6 +289,11 @@ window.termpilot = {
     return lines.join("\n");
   },
   get controlling() { return !!(state.view && state.view.you); },
+  // "live", or for an ended session "loading", "ended" (its last screen shown), "replay"
+  // (its transcript playing) and "replayed".
+  get mode() { return state.view ? (state.view.mode || "live") : ""; },
+  // The replay so far: `{t, data}` for each event written (t from performance.now()).
+  get played() { return (state.view && state.view.played) || []; },
   // Resolves true as soon as `text` is in the open terminal's buffer (checked after every
   // write the terminal parses), false after `ms`.
   waitText(text, ms) {
