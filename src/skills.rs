@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 pub const SKILL_MD: &str = include_str!("../skills/termpilot/SKILL.md");
 /// The skill for `--compat terminal-use`: the same guidance in terms of that preset's tools.
-const TERMINAL_USE_SKILL_MD: &str = include_str!("../skills/terminal-use/SKILL.md");
+pub const TERMINAL_USE_SKILL_MD: &str = include_str!("../skills/terminal-use/SKILL.md");
 
 /// Writes the skill under the user's data dir and returns the folder that holds `termpilot/`.
 pub fn install() -> std::io::Result<PathBuf> {

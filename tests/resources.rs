@@ -421,3 +421,83 @@ async fn list_changes_reach_http_clients_of_both_eras() {
     start_and_stop_are_announced(agent, watchers).await;
     server.terminate().await;
 }
+
+/// Reads a skill through the Skills extension and checks its manifest against the bytes that
+/// `resources/read` returns (what a host does before it loads a skill).
+async fn verified_skill(
+    client: &rmcp::Peer<RoleClient>,
+    want_name: &str,
+) -> (rmcp::model::Skill, String) {
+    use rmcp::model::{GetSkillRequestParams, SkillResources};
+    let caps = client.peer_info().unwrap().capabilities.clone();
+    assert!(
+        caps.supports_skills(),
+        "the skills extension is declared: {caps:?}"
+    );
+    let listed = client.list_skills(None).await.expect("skills/list");
+    assert_eq!(listed.skills.len(), 1, "{listed:?}");
+    let skill = listed.skills[0].clone();
+    assert_eq!(skill.name(), want_name);
+    assert_eq!(skill.uri, format!("skill://{want_name}/SKILL.md"));
+    assert!(!skill.frontmatter.description.is_empty());
+    let got = client
+        .get_skill(GetSkillRequestParams::new(skill.uri.clone()))
+        .await
+        .expect("skills/get");
+    assert_eq!(got.skill, skill);
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(skill.uri.clone()))
+        .await
+        .expect("resources/read");
+    let text = match &read.contents[0] {
+        ResourceContents::TextResourceContents { text, .. } => text.clone(),
+        other => panic!("the skill is text: {other:?}"),
+    };
+    let SkillResources::Files(files) = &skill.resources else {
+        panic!("a fixed skill lists its files: {skill:?}");
+    };
+    assert_eq!(files.len(), 1);
+    files[0]
+        .verify(text.as_bytes())
+        .expect("digest and size match the read");
+    let missing = client
+        .get_skill(GetSkillRequestParams::new("skill://nowhere/SKILL.md"))
+        .await
+        .expect_err("an unknown skill is an error");
+    assert!(missing.to_string().contains("skills/list"), "{missing}");
+    (skill, text)
+}
+
+#[tokio::test]
+async fn termpilots_skill_is_served_through_the_skills_extension_with_its_digest() {
+    let server = common::start().await;
+    let (_, text) = verified_skill(&server.client, "termpilot").await;
+    assert!(text.starts_with("---\nname: termpilot\n"));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_terminal_use_preset_serves_only_its_seeds_skill() {
+    let server =
+        common::start_with(common::Era::Initialize, &["--compat", "terminal-use"], &[]).await;
+    let (_, text) = verified_skill(&server.client, "terminal-use").await;
+    assert!(text.contains("terminal_create"));
+    let listed = server.client.list_resources(None).await.unwrap();
+    let uris: Vec<&str> = listed.resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(
+        uris,
+        ["skill://terminal-use/SKILL.md"],
+        "no sessions or jobs: {uris:?}"
+    );
+    server.stop().await;
+    // The presets whose seeds have no skill serve tools only.
+    for preset in ["smart-terminal", "cowork", "director-shell"] {
+        let server = common::start_with(common::Era::Initialize, &["--compat", preset], &[]).await;
+        let caps = server.client.peer_info().unwrap().capabilities.clone();
+        assert!(
+            caps.resources.is_none() && !caps.supports_skills(),
+            "{preset}: {caps:?}"
+        );
+        server.stop().await;
+    }
+}

@@ -6,9 +6,10 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, GetSkillRequestParams, GetSkillResult, Implementation,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -55,6 +56,9 @@ impl Server {
 
     /// Speaks as a compatibility preset: its server name, instructions and error shape.
     pub fn with_identity(mut self, identity: Identity) -> Self {
+        if let Some(md) = identity.skill {
+            self.resources = Arc::new(Resources::only_skill(md));
+        }
         self.identity = Some(Arc::new(identity));
         self
     }
@@ -74,15 +78,22 @@ impl ServerHandler for Server {
             Some(id) => (id.name, id.title, id.instructions),
             None => ("termpilot", "termpilot", INSTRUCTIONS),
         };
-        // A preset serves exactly its seed's surface: tools only, no resources.
-        let capabilities = if self.identity.is_some() {
-            ServerCapabilities::builder().enable_tools().build()
-        } else {
-            ServerCapabilities::builder()
+        // A preset serves exactly its seed's surface: tools, and its skill if it has one.
+        let capabilities = match self.identity.as_deref() {
+            Some(Identity { skill: None, .. }) => {
+                ServerCapabilities::builder().enable_tools().build()
+            }
+            Some(_) => ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_skills()
+                .build(),
+            None => ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
                 .enable_resources_list_changed()
-                .build()
+                .enable_skills()
+                .build(),
         };
         ServerConfig::new(capabilities)
             .with_server_info(
@@ -128,6 +139,22 @@ impl ServerHandler for Server {
             _ = self.drain.stopping() => {}
         }
         Ok(())
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, McpError> {
+        Ok(self.resources.list_skills())
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, McpError> {
+        self.resources.get_skill(&request.uri)
     }
 
     async fn list_resources(

@@ -30,6 +30,7 @@ pub fn identity() -> Identity {
         instructions: "One tool, execute_command: runs a bash script on the host and returns its stdout, stderr, exit code and whether it timed out.",
         tool_names: &[],
         errors: ErrorShape::Sentence,
+        skill: None,
     }
 }
 

@@ -30,6 +30,7 @@ pub fn identity() -> Identity {
         instructions: "Run shell commands and Python, write and edit files, search files, run detached jobs and share named locks between agents. Every result is a JSON object; every error is a JSON object with an `error` sentence.",
         tool_names: &[],
         errors: ErrorShape::JsonObject,
+        skill: None,
     }
 }
 

@@ -58,6 +58,9 @@ pub struct Identity {
     pub errors: ErrorShape,
     /// Native tool names the preset calls otherwise, rewritten in error sentences.
     pub tool_names: &'static [(&'static str, &'static str)],
+    /// The seed's Agent Skill (its `SKILL.md`), served as its only resource through the
+    /// Skills extension; `None` for a preset that serves tools only.
+    pub skill: Option<&'static str>,
 }
 
 impl Identity {

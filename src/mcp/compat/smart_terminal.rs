@@ -56,6 +56,7 @@ pub fn identity() -> Identity {
         instructions: "Real terminals for agents. Core tools are listed directly; more sit behind terminal_extra ({list:true} shows their schemas).",
         tool_names: &[],
         errors: ErrorShape::Sentence,
+        skill: None,
     }
 }
 

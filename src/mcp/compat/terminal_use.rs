@@ -30,6 +30,7 @@ pub fn identity() -> Identity {
             ("terminal_write", "terminal_type"),
             ("terminal_send_key", "terminal_press"),
         ],
+        skill: Some(crate::skills::TERMINAL_USE_SKILL_MD),
     }
 }
 

@@ -20,7 +20,10 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use rmcp::model::{ListResourcesResult, ReadResourceResult, Resource, ResourceContents};
+use rmcp::model::{
+    GetSkillResult, ListResourcesResult, ListSkillsResult, ReadResourceResult, Resource,
+    ResourceContents,
+};
 use rmcp::service::SubscriptionSink;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use termpilot::Core;
@@ -40,6 +43,8 @@ pub trait Provider: Send + Sync {
 /// Every provider, and the clients to tell when the list changes.
 pub struct Resources {
     providers: Vec<Box<dyn Provider>>,
+    /// The skills among them, for `skills/list` and `skills/get`.
+    skills: Vec<skill::SkillDoc>,
     peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
     /// Open `subscriptions/listen` streams (2026-07-28).
     sinks: Arc<Mutex<Vec<SubscriptionSink>>>,
@@ -49,21 +54,63 @@ pub struct Resources {
 impl Resources {
     /// Sessions' screens and screenshots, jobs' logs and termpilot's own skill.
     pub fn standard() -> Self {
-        let mut resources = Resources {
+        let mut resources = Resources::empty();
+        resources.add(Box::new(sessions::Sessions));
+        resources.add(Box::new(jobs::JobLogs));
+        resources.add_skill(crate::skills::SKILL_MD);
+        resources
+    }
+
+    /// Only the skill whose `SKILL.md` is `md` (a preset's: its seed has no other resource).
+    pub fn only_skill(md: &'static str) -> Self {
+        let mut resources = Resources::empty();
+        resources.add_skill(md);
+        resources
+    }
+
+    fn empty() -> Self {
+        Resources {
             providers: Vec::new(),
+            skills: Vec::new(),
             peers: Default::default(),
             sinks: Default::default(),
             notifier: OnceLock::new(),
-        };
-        resources.add(Box::new(sessions::Sessions));
-        resources.add(Box::new(jobs::JobLogs));
-        resources.add(Box::new(skill::OwnSkill));
-        resources
+        }
     }
 
     /// Adds a provider (asked after the ones already there).
     pub fn add(&mut self, provider: Box<dyn Provider>) {
         self.providers.push(provider);
+    }
+
+    /// Adds a skill: a resource, and an entry of `skills/list`.
+    fn add_skill(&mut self, md: &'static str) {
+        let doc = skill::SkillDoc::new(md);
+        self.skills.push(doc);
+        self.add(Box::new(doc));
+    }
+
+    /// `skills/list`: every skill served, in one page.
+    pub fn list_skills(&self) -> ListSkillsResult {
+        ListSkillsResult::with_all_items(self.skills.iter().map(|s| s.entry()).collect())
+    }
+
+    /// `skills/get`: the skill whose `SKILL.md` is at `uri`.
+    pub fn get_skill(&self, uri: &str) -> Result<GetSkillResult, McpError> {
+        self.skills
+            .iter()
+            .find(|s| s.uri() == uri)
+            .map(|s| GetSkillResult::new(s.entry()))
+            .ok_or_else(|| {
+                let known: Vec<String> = self.skills.iter().map(|s| s.uri()).collect();
+                McpError::invalid_params(
+                    format!(
+                        "No skill is served at {uri}; skills/list shows them ({}).",
+                        known.join(", ")
+                    ),
+                    None,
+                )
+            })
     }
 
     pub fn list(&self, core: &Core) -> ListResourcesResult {
