@@ -150,3 +150,40 @@ async fn typing_at_a_prompt_returns_the_echo_then_the_result() {
     assert_eq!(rest["exitCode"], 0, "{rest}");
     server.stop().await;
 }
+
+/// vim asks the terminal for its cursor style (DECRQSS `$q q`) at start and, at exit, waits
+/// 100 ms for any answer still missing: every query vim sends gets its answer, so it leaves
+/// at once.
+#[tokio::test]
+async fn vim_gets_an_answer_to_every_terminal_query_it_sends() {
+    assert!(has("vim"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("responses.txt");
+    let server = start().await;
+    let id = bash(&server).await;
+    let r = exec(&server, &id, "vim -n -Nu NONE").await;
+    assert_eq!(r["waitingForInput"], true, "{r}");
+    let call = format!(
+        ":call writefile([v:termresponse, v:termstyleresp, v:termrbgresp], '{}')\r",
+        out.display()
+    );
+    server
+        .ok("terminal_write", json!({"sessionId": id, "data": call}))
+        .await;
+    let quit = server
+        .ok("terminal_write", json!({"sessionId": id, "data": ":q!\r"}))
+        .await;
+    assert_eq!(quit["exitCode"], 0, "{quit}");
+    let responses = std::fs::read_to_string(&out).expect("vim wrote its responses");
+    let lines: Vec<&str> = responses.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "\x1b[>0;2600;1c",
+            "\x1bP1$r2 q\x1b\\",
+            "\x1b]11;rgb:1e1e/1e1e/1e1e\x07"
+        ],
+        "device attributes, cursor style and background colour all answered"
+    );
+    server.stop().await;
+}

@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use alacritty_terminal::event::{Event, EventListener, WindowSize};
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::term::{Config, Term, TermMode};
-use alacritty_terminal::vte::ansi::{Processor, Rgb};
+use alacritty_terminal::vte::ansi::{CursorShape, Processor, Rgb};
+
+use super::dcs_query::{self, DcsQueries};
 
 /// Pixel size of a cell reported to programs that ask (CSI 14 t).
 const CELL_WIDTH: u16 = 8;
@@ -118,6 +120,7 @@ pub struct Emulator {
     parser: Processor,
     listener: Listener,
     title: Option<String>,
+    queries: DcsQueries,
 }
 
 impl Emulator {
@@ -133,12 +136,27 @@ impl Emulator {
             parser: Processor::new(),
             listener,
             title: None,
+            queries: DcsQueries::default(),
         }
     }
 
     /// Processes output; returns the replies to write back to the PTY (often empty).
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
-        self.parser.advance(&mut self.term, bytes);
+        // DECRQSS answers go in their place among alacritty's own (see `dcs_query`).
+        let mut start = 0;
+        for query in self.queries.scan(bytes) {
+            self.parser
+                .advance(&mut self.term, &bytes[start..query.end]);
+            let answer = dcs_query::answer(&query.request, self.decscusr());
+            self.listener
+                .pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .replies
+                .extend_from_slice(&answer);
+            start = query.end;
+        }
+        self.parser.advance(&mut self.term, &bytes[start..]);
         let mut p = self
             .listener
             .pending
@@ -148,6 +166,17 @@ impl Emulator {
             self.title = title.map(cut_title);
         }
         std::mem::take(&mut p.replies)
+    }
+
+    /// The cursor style as DECSCUSR numbers it.
+    fn decscusr(&self) -> u8 {
+        let style = self.term.cursor_style();
+        let steady = u8::from(!style.blinking);
+        match style.shape {
+            CursorShape::Underline => 3 + steady,
+            CursorShape::Beam => 5 + steady,
+            _ => 1 + steady,
+        }
     }
 
     pub fn term(&self) -> &Term<Listener> {
@@ -196,6 +225,11 @@ mod tests {
         assert_eq!(replies, b"\x1b[1;3R");
         let replies = emu.feed(b"\x1b[c");
         assert!(replies.starts_with(b"\x1b[?"), "{replies:?}");
+        // DECRQSS, in its place among the other answers (vim's start-up queries).
+        let replies = emu.feed(b"\x1b[6n\x1bP$q q\x1b\\\x1b[6n");
+        assert_eq!(replies, b"\x1b[1;3R\x1bP1$r2 q\x1b\\\x1b[1;3R");
+        let replies = emu.feed(b"\x1b[5 q\x1bP$q q\x1b\\");
+        assert_eq!(replies, b"\x1bP1$r5 q\x1b\\");
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod attach;
 pub mod batch;
 pub mod capture;
 pub mod control;
+pub mod dcs_query;
 pub mod echo;
 pub mod emulator;
 pub mod exec;
