@@ -131,6 +131,10 @@ pub struct ServeArgs {
     /// The ssh config file for every ssh (`ssh -F`; default: ~/.ssh/config).
     #[arg(long, global = true, env = "TERMPILOT_SSH_CONFIG")]
     pub ssh_config: Option<PathBuf>,
+    /// termpilot on remote targets (a path there), started over the transport to forward
+    /// calls that name a host (default: `termpilot` when the target has it on PATH).
+    #[arg(long, global = true, env = "TERMPILOT_REMOTE_BIN", value_parser = parse_remote_bin)]
+    pub remote_bin: Option<String>,
     /// Confine every process termpilot starts, enforced by the kernel (Linux): off,
     /// read-only or workspace-write.
     #[arg(long, global = true, env = "TERMPILOT_SANDBOX", value_parser = sandbox::Mode::parse,
@@ -187,6 +191,12 @@ pub fn explicit(matches: &clap::ArgMatches) -> crate::mcp::compat::Explicit {
     }
 }
 
+/// `--remote-bin`: a path on the target, checked at start-up.
+fn parse_remote_bin(s: &str) -> Result<String, String> {
+    termpilot::remote::transport::check_remote_bin(s).map_err(|e| e.to_string())?;
+    Ok(s.to_string())
+}
+
 /// One `--ssh-option`, checked at start-up.
 fn parse_ssh_option(s: &str) -> Result<String, String> {
     let options = termpilot::remote::RemoteOptions {
@@ -234,6 +244,7 @@ impl ServeArgs {
             remote: termpilot::remote::RemoteOptions {
                 ssh_config: self.ssh_config,
                 ssh_options: self.ssh_options,
+                remote_bin: self.remote_bin,
             },
             sandbox: sandbox::Settings {
                 mode: self.sandbox,

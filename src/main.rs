@@ -135,6 +135,7 @@ fn serve(
             let signal = shutdown_signal().await;
             tracing::info!("ending on {signal}");
             running.stop().await;
+            mcp::remote::links::links().shutdown().await;
             core.shutdown().await;
             return Ok(());
         }
@@ -149,6 +150,7 @@ fn serve(
         if let Some(page) = page {
             page.stop().await;
         }
+        mcp::remote::links::links().shutdown().await;
         core.shutdown().await;
         Ok(())
     });
