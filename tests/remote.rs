@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::sshd::Sshd;
+use common::sshd::{self, Sshd};
 use serde_json::{Value, json};
 
 async fn server_for(sshd: &Sshd) -> common::Server {
@@ -860,6 +860,44 @@ async fn file_python_grep_and_process_tools_run_on_the_target() {
         )
         .await;
     assert_eq!(p["via"], "termpilot", "{p}");
+    if sshd::find("python3").is_some() {
+        let r = server
+            .extra(
+                "run_python",
+                json!({"code": "import sys; print(sys.argv[1:]); sys.exit(2)", "args": ["a b"], "host": "alpha"}),
+            )
+            .await;
+        assert_eq!(r["exit_code"], 2, "{r}");
+        assert_eq!(r["stdout"]["text"], "['a b']\n", "{r}");
+        assert_eq!(r["via"], "termpilot", "{r}");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_network_off_sandbox_refuses_remote_targets_either_way() {
+    let Some(remote) = RemoteTermpilot::start() else {
+        return;
+    };
+    let server = common::start_with(
+        common::Era::Initialize,
+        &[
+            "--ssh-config",
+            remote.sshd.config_arg(),
+            "--remote-bin",
+            common::BIN,
+            "--sandbox",
+            "read-only",
+        ],
+        &[],
+    )
+    .await;
+    let e = server
+        .err("terminal_run", json!({"cmd": "true", "host": "alpha"}))
+        .await;
+    assert!(e.contains("network off"), "{e}");
+    let e = server.extra_err("job_list", json!({"host": "alpha"})).await;
+    assert!(e.contains("network off"), "{e}");
     server.stop().await;
 }
 
