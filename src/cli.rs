@@ -140,6 +140,10 @@ pub struct ServeArgs {
     /// The ssh config file for every ssh (`ssh -F`; default: ~/.ssh/config).
     #[arg(long, env = "TERMPILOT_SSH_CONFIG")]
     pub ssh_config: Option<PathBuf>,
+    /// termpilot on remote targets (a path there), started over the transport to forward
+    /// calls that name a host (default: `termpilot` when the target has it on PATH).
+    #[arg(long, env = "TERMPILOT_REMOTE_BIN", value_parser = parse_remote_bin)]
+    pub remote_bin: Option<String>,
     /// Confine every process termpilot starts, enforced by the kernel (Linux): off,
     /// read-only or workspace-write.
     #[arg(long, env = "TERMPILOT_SANDBOX", value_parser = sandbox::Mode::parse,
@@ -207,6 +211,12 @@ pub fn given_on_command_line(matches: &clap::ArgMatches) -> Option<String> {
         .map(|id| id.as_str().replace('_', "-"))
 }
 
+/// `--remote-bin`: a path on the target, checked at start-up.
+fn parse_remote_bin(s: &str) -> Result<String, String> {
+    termpilot::remote::transport::check_remote_bin(s).map_err(|e| e.to_string())?;
+    Ok(s.to_string())
+}
+
 /// One `--ssh-option`, checked at start-up.
 fn parse_ssh_option(s: &str) -> Result<String, String> {
     let options = termpilot::remote::RemoteOptions {
@@ -254,6 +264,7 @@ impl ServeArgs {
             remote: termpilot::remote::RemoteOptions {
                 ssh_config: self.ssh_config,
                 ssh_options: self.ssh_options,
+                remote_bin: self.remote_bin,
             },
             sandbox: sandbox::Settings {
                 mode: self.sandbox,

@@ -147,6 +147,7 @@ fn serve(
             let signal = shutdown_signal().await;
             tracing::info!("ending on {signal}");
             running.stop().await;
+            mcp::remote::links::links().shutdown().await;
             core.shutdown().await;
             return Ok(());
         }
@@ -161,6 +162,7 @@ fn serve(
         if let Some(page) = page {
             page.stop().await;
         }
+        mcp::remote::links::links().shutdown().await;
         core.shutdown().await;
         Ok(())
     });

@@ -106,6 +106,9 @@ struct Inner {
     reserved: HashMap<String, Reserved>,
     /// The last numeric id handed out (`SessionIds::Numbers`).
     last_number: u64,
+    /// Ids of sessions this server reaches elsewhere (on a remote termpilot): never handed
+    /// out to a local session.
+    foreign: std::collections::HashSet<String>,
 }
 
 impl Inner {
@@ -412,6 +415,20 @@ impl SessionManager {
         )))
     }
 
+    /// A fresh id in this server's namespace for a session that lives elsewhere (a remote
+    /// termpilot's): no local session gets it until [`SessionManager::release_foreign_id`].
+    pub fn claim_foreign_id(&self) -> String {
+        let mut inner = self.inner();
+        let id = new_id(&inner);
+        inner.foreign.insert(id.clone());
+        id
+    }
+
+    /// Gives an id from [`SessionManager::claim_foreign_id`] back.
+    pub fn release_foreign_id(&self, id: &str) {
+        self.inner().foreign.remove(id);
+    }
+
     /// Ends a session for good (its id is not reserved).
     pub async fn stop(&self, id: &str) -> Result<Stopped> {
         let session = {
@@ -603,7 +620,8 @@ fn new_id(inner: &Inner) -> String {
             .iter()
             .any(|s| s.id == id || s.shape.name.as_deref() == Some(&id))
             || inner.starting_uses(&id)
-            || inner.reserved.contains_key(&id);
+            || inner.reserved.contains_key(&id)
+            || inner.foreign.contains(&id);
         if !taken {
             return id;
         }

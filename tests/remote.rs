@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::sshd::Sshd;
+use common::sshd::{self, Sshd};
 use serde_json::{Value, json};
 
 async fn server_for(sshd: &Sshd) -> common::Server {
@@ -657,5 +657,317 @@ async fn a_dropped_link_ends_the_session_and_leaves_no_local_process() {
         )
         .await;
     assert_eq!(r["output"], "again", "{r}");
+    server.stop().await;
+}
+
+// ---- The remote-termpilot way: the same binary started on the "remote" end of the link.
+
+/// An sshd whose sessions keep termpilot's state in their own folder (the target's disk),
+/// and a server told to start this very binary there (`--remote-bin`).
+struct RemoteTermpilot {
+    sshd: Sshd,
+    /// The target's state dir (jobs live here).
+    remote_state: tempfile::TempDir,
+}
+
+impl RemoteTermpilot {
+    fn start() -> Option<RemoteTermpilot> {
+        let remote_state = tempfile::tempdir().expect("temp dir");
+        let line = format!(
+            "SetEnv TERMPILOT_STATE_DIR={}",
+            remote_state.path().display()
+        );
+        let sshd = Sshd::start_with(&[&line])?;
+        Some(RemoteTermpilot { sshd, remote_state })
+    }
+
+    async fn server(&self) -> common::Server {
+        common::start_with(
+            common::Era::Initialize,
+            &[
+                "--ssh-config",
+                self.sshd.config_arg(),
+                "--remote-bin",
+                common::BIN,
+            ],
+            &[],
+        )
+        .await
+    }
+}
+
+/// The pids of `parent`'s children whose command is `name`.
+fn children_named(parent: u32, name: &str) -> Vec<i32> {
+    children(parent)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == name)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_remote_termpilot_session_gives_exact_exec_input_prompts_and_screenshots() {
+    let Some(remote) = RemoteTermpilot::start() else {
+        return;
+    };
+    let server = remote.server().await;
+    let started = server
+        .ok("terminal_start", json!({"host": "alpha", "shell": "bash"}))
+        .await;
+    assert_eq!(started["via"], "termpilot", "{started}");
+    assert_eq!(started["host"], "alpha");
+    let id = started["sessionId"].as_str().unwrap().to_string();
+
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "cd /tmp && echo hi; false", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(r["output"], "hi", "{r}");
+    assert_eq!(r["exitCode"], 1, "{r}");
+    assert_eq!(r["cwd"], "/tmp", "{r}");
+    assert_eq!(r["via"], "termpilot");
+    assert_eq!(r["sessionId"].as_str().unwrap_or(&id), id, "{r}");
+
+    // waitingForInput comes from the target's /proc, through the remote server.
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "read -p 'Continue? ' answer; echo \"got $answer\"", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(r["waitingForInput"], true, "{r}");
+    assert!(r["prompt"].as_str().unwrap().contains("Continue?"), "{r}");
+    server.type_in(&id, "yes\r").await;
+    let w = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "got yes", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(w["reason"], "pattern", "{w}");
+
+    // A screenshot rendered there arrives as an image.
+    let shot = server
+        .call(
+            "terminal_extra",
+            json!({"tool": "terminal_screenshot", "args": {"sessionId": id}}),
+        )
+        .await;
+    assert_ne!(shot.is_error, Some(true), "{}", common::text(&shot));
+    let png = shot
+        .content
+        .iter()
+        .find_map(|c| c.as_image().map(|i| i.data.clone()))
+        .expect("an image block");
+    assert!(png.len() > 100, "a PNG, base64");
+
+    // The list shows it under its local id, with host and via.
+    let list = server.ok("terminal_list", json!({})).await;
+    let entry = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{id} not listed: {list}"))
+        .clone();
+    assert_eq!(entry["host"], "alpha", "{entry}");
+    assert_eq!(entry["via"], "termpilot", "{entry}");
+
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    let list = server.ok("terminal_list", json!({})).await;
+    assert_eq!(list["count"], 0, "{list}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_job_started_through_a_remote_termpilot_survives_the_local_server() {
+    let Some(remote) = RemoteTermpilot::start() else {
+        return;
+    };
+    let server = remote.server().await;
+    let job = server
+        .extra(
+            "job_start",
+            json!({"command": "sleep 600", "name": "survivor", "host": "alpha"}),
+        )
+        .await;
+    assert_eq!(job["via"], "termpilot", "{job}");
+    let job_id = job["jobId"].as_str().unwrap().to_string();
+    // On the target's disk, not this server's.
+    assert!(
+        job["logPaths"]["combined"]
+            .as_str()
+            .unwrap()
+            .starts_with(remote.remote_state.path().to_str().unwrap()),
+        "{job}"
+    );
+    let local = server
+        .extra_err("job_status", json!({"jobId": job_id}))
+        .await;
+    assert!(!local.is_empty());
+    server.stop().await;
+
+    let server = remote.server().await;
+    let status = server
+        .extra("job_status", json!({"jobId": job_id, "host": "alpha"}))
+        .await;
+    assert_eq!(status["running"], true, "{status}");
+    assert_eq!(status["host"], "alpha");
+    let killed = server
+        .extra("job_kill", json!({"jobId": job_id, "host": "alpha"}))
+        .await;
+    assert_eq!(killed["killed"], true, "{killed}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn file_python_grep_and_process_tools_run_on_the_target() {
+    let Some(remote) = RemoteTermpilot::start() else {
+        return;
+    };
+    let server = remote.server().await;
+    let path = remote.sshd.dir.path().join("notes.txt");
+    let path_str = path.to_str().unwrap();
+    let w = server
+        .extra(
+            "terminal_write_file",
+            json!({"path": path_str, "content": "alpha\nbeta\n", "host": "alpha"}),
+        )
+        .await;
+    assert_eq!(w["via"], "termpilot", "{w}");
+    let e = server
+        .extra(
+            "edit_file",
+            json!({"path": path_str, "oldText": "beta", "newText": "gamma", "host": "alpha"}),
+        )
+        .await;
+    assert_eq!(e["host"], "alpha", "{e}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "alpha\ngamma\n");
+    let g = server
+        .extra(
+            "grep_files",
+            json!({"pattern": "gam+a", "path": remote.sshd.dir.path().to_str().unwrap(), "host": "alpha"}),
+        )
+        .await;
+    assert!(g.to_string().contains("notes.txt"), "{g}");
+    let p = server
+        .extra(
+            "process_list",
+            json!({"nameFilter": "sshd", "host": "alpha"}),
+        )
+        .await;
+    assert_eq!(p["via"], "termpilot", "{p}");
+    if sshd::find("python3").is_some() {
+        let r = server
+            .extra(
+                "run_python",
+                json!({"code": "import sys; print(sys.argv[1:]); sys.exit(2)", "args": ["a b"], "host": "alpha"}),
+            )
+            .await;
+        assert_eq!(r["exitCode"], 2, "{r}");
+        assert_eq!(r["stdout"]["text"], "['a b']\n", "{r}");
+        assert_eq!(r["via"], "termpilot", "{r}");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_network_off_sandbox_refuses_remote_targets_either_way() {
+    let Some(remote) = RemoteTermpilot::start() else {
+        return;
+    };
+    let server = common::start_with(
+        common::Era::Initialize,
+        &[
+            "--ssh-config",
+            remote.sshd.config_arg(),
+            "--remote-bin",
+            common::BIN,
+            "--sandbox",
+            "read-only",
+        ],
+        &[],
+    )
+    .await;
+    let e = server
+        .err("terminal_run", json!({"cmd": "true", "host": "alpha"}))
+        .await;
+    assert!(e.contains("network off"), "{e}");
+    let e = server.extra_err("job_list", json!({"host": "alpha"})).await;
+    assert!(e.contains("network off"), "{e}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_termpilot_only_tool_on_a_plain_target_says_what_it_needs() {
+    let Some(sshd) = Sshd::start() else { return };
+    let server = server_for(&sshd).await;
+    let e = server.extra_err("job_list", json!({"host": "alpha"})).await;
+    assert!(
+        e.contains("needs termpilot on the target") && e.contains("--remote-bin"),
+        "{e}"
+    );
+    // The plain way still serves the tools that have one.
+    let r = server
+        .ok("terminal_run", json!({"cmd": "true", "host": "alpha"}))
+        .await;
+    assert_eq!(r["via"], "terminal", "{r}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_dropped_termpilot_link_ends_its_sessions_with_a_notice_and_no_local_orphan() {
+    let Some(remote) = RemoteTermpilot::start() else {
+        return;
+    };
+    let server = remote.server().await;
+    let started = server.ok("terminal_start", json!({"host": "alpha"})).await;
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo before", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(r["output"], "before", "{r}");
+    let links = children_named(server.pid, "ssh");
+    assert_eq!(links.len(), 1, "one link per target: {links:?}");
+
+    // Every connection's sshd process dies: the link drops, its local ssh is reaped.
+    for pid in children(remote.sshd.pid()) {
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::path::Path::new(&format!("/proc/{}", links[0])).exists() {
+        assert!(Instant::now() < deadline, "the local ssh was left behind");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let list = server.ok("terminal_list", json!({})).await;
+    assert!(
+        list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["id"] == id.as_str() && s["alive"] == false),
+        "{list}"
+    );
+    let e = server
+        .err(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo again", "timeout": 20000}),
+        )
+        .await;
+    assert!(e.contains("had ended") && e.contains("same shape"), "{e}");
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo again", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(r["output"], "again", "{r}");
+    assert_eq!(children_named(server.pid, "ssh").len(), 1, "one new link");
     server.stop().await;
 }

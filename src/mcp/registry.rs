@@ -171,12 +171,28 @@ impl ToolDef {
         let output_schema = schema::output::<R>();
         let typed = Arc::new(typed);
         let parse_schema = input_schema.clone();
-        let erased: Handler = Arc::new(move |ctx: ToolCtx, raw: JsonObject| {
+        let check_schema = input_schema.clone();
+        let local: Handler = Arc::new(move |ctx: ToolCtx, raw: JsonObject| {
             let parsed = args::parse::<P>(name, &parse_schema, raw);
             match parsed {
                 Ok(p) => typed(ctx, p),
                 Err(e) => Box::pin(async move { Err(e) }) as BoxFuture,
             }
+        });
+        // A call naming a host, or a session on a remote termpilot, may be forwarded there.
+        let erased: Handler = Arc::new(move |ctx: ToolCtx, raw: JsonObject| {
+            if crate::mcp::remote::forward::wants(name, &raw) {
+                let local = local.clone();
+                let checked = args::parse::<P>(name, &check_schema, raw.clone()).map(|_| ());
+                return Box::pin(crate::mcp::remote::forward::call(
+                    name,
+                    ctx,
+                    raw,
+                    checked,
+                    move |ctx, raw| local(ctx, raw),
+                )) as BoxFuture;
+            }
+            local(ctx, raw)
         });
         ToolDef {
             name,

@@ -29,6 +29,18 @@ pub struct RemoteOptions {
     pub ssh_config: Option<PathBuf>,
     /// `KEY=VALUE` options passed to every `ssh` (`--ssh-option`).
     pub ssh_options: Vec<String>,
+    /// termpilot's path on the targets (`--remote-bin`); `None` = probe for it on PATH.
+    pub remote_bin: Option<String>,
+}
+
+/// Checks a `--remote-bin` value: a non-empty path without control characters.
+pub fn check_remote_bin(bin: &str) -> Result<()> {
+    if bin.trim().is_empty() || bin.chars().any(|c| c.is_control()) || bin.starts_with('-') {
+        return Err(Error::InvalidInput(format!(
+            "--remote-bin `{bin}` is not a program path; pass termpilot's path on the targets, e.g. --remote-bin /usr/local/bin/termpilot."
+        )));
+    }
+    Ok(())
 }
 
 impl RemoteOptions {
@@ -169,6 +181,7 @@ mod tests {
         let options = RemoteOptions {
             ssh_config: Some("/tmp/cfg".into()),
             ssh_options: vec!["ConnectTimeout=3".into()],
+            remote_bin: None,
         };
         let argv = argv(
             &target,

@@ -1,21 +1,37 @@
-//! The face of remote targets: calls that name a `host` (or `hosts`) routed away from this
-//! machine.
+//! The face of remote targets: calls that name a `host` (or `hosts`), or a session that
+//! lives on a remote termpilot, routed away from this machine.
 //!
 //! [`route`] turns the parameter into a [`Target`] and refuses what cannot go there;
-//! [`run`] is `terminal_run` on one target or a fleet, through the transport without a
-//! terminal (`via: "terminal"`); [`session`] is `terminal_start` with `host`.
+//! [`forward`] decides, per call, between the two ways: a remote termpilot ([`links`],
+//! [`link`], with session ids mapped by [`ids`]; `via: "termpilot"`) or the plain terminal:
+//! [`run`] is `terminal_run` on one target or a fleet through the transport without a
+//! terminal, [`session`] is `terminal_start` with `host` (`via: "terminal"`).
 
+pub mod forward;
+pub mod forward_list;
+pub mod ids;
+pub mod link;
+pub mod links;
 pub mod run;
 pub mod session;
 
 use termpilot::remote::Target;
+use termpilot::sandbox::Network;
 
 use crate::mcp::reply::ToolError;
 
 /// How a call was carried out on its target, as results say it (`via`).
 pub const VIA_TERMINAL: &str = "terminal";
+pub const VIA_TERMPILOT: &str = "termpilot";
 
-/// Parses a `host` parameter, or says in one sentence why it cannot be used.
+/// Parses a `host` parameter, or says in one sentence why it cannot be used: a bad host
+/// string, or a sandbox with the network off (every transport is a network client).
 pub fn route(host: &str) -> Result<Target, ToolError> {
-    Ok(Target::parse(host)?)
+    let target = Target::parse(host)?;
+    if termpilot::sandbox::server().is_some_and(|p| p.network == Network::Off) {
+        return Err(ToolError::new(format!(
+            "`{target}` cannot be reached: this server's sandbox has the network off, and ssh, docker and kubectl all need it; start termpilot with --network on to use remote targets."
+        )));
+    }
+    Ok(target)
 }

@@ -213,7 +213,11 @@ async fn list(ctx: ToolCtx, p: ListParams) -> Result<ListResult, ToolError> {
 
 fn summary_json(s: &SessionSummary, verbose: bool) -> serde_json::Value {
     if verbose {
-        serde_json::to_value(s).unwrap_or_default()
+        let mut full = serde_json::to_value(s).unwrap_or_default();
+        if let Some(obj) = full.as_object_mut() {
+            crate::mcp::remote::forward::plain_via(obj);
+        }
+        full
     } else {
         let mut brief = serde_json::json!({
             "id": s.id, "name": s.name, "cwd": s.cwd, "alive": s.alive, "busy": s.busy,
