@@ -13,7 +13,7 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_termpilot");
 
 /// The server binary: `TERMPILOT_BENCH_BIN` when set (e.g. a build with symbols, to profile
 /// under `perf`), else the release binary cargo built.
-fn bin() -> String {
+pub fn server_bin() -> String {
     std::env::var("TERMPILOT_BENCH_BIN").unwrap_or_else(|_| BIN.into())
 }
 
@@ -32,7 +32,7 @@ pub struct Client {
 impl Client {
     pub fn spawn(args: &[&str]) -> Client {
         let state = tempfile::tempdir().unwrap();
-        let mut child = Command::new(bin())
+        let mut child = Command::new(server_bin())
             .args(args)
             .env("TERMPILOT_STATE_DIR", state.path())
             .env("TERMPILOT_SHELL", "/bin/sh")
