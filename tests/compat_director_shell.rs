@@ -439,6 +439,7 @@ async fn python_jobs_and_their_state_folder() {
     .await;
     // job_wait: a timeout while running is "нормальным результатом с timed_out: true".
     let long = server.ok("job_start", json!({"command": "sleep 30"})).await;
+    let _long = common::procs::JobGuard::of(&long);
     let long_id = long["job_id"].as_str().unwrap();
     let w = server
         .ok("job_wait", json!({"job_id": long_id, "timeout_ms": 300}))

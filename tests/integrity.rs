@@ -623,6 +623,7 @@ async fn a_killed_server_takes_its_one_shot_children_but_not_its_jobs() {
     let job = server
         .extra("job_start", json!({"command": "exec sleep 97"}))
         .await;
+    let _job = common::procs::JobGuard::of(&job);
     let job_pid = job["pid"].as_i64().unwrap();
     // Two one-shot runs in flight: argv and through a shell.
     let mut runs = Vec::new();

@@ -41,6 +41,7 @@ async fn a_job_survives_the_server_being_killed() {
     let job = first
         .extra("job_start", json!({"command": command, "name": "survivor"}))
         .await;
+    let _job = common::procs::JobGuard::of(&job);
     let id = job["jobId"].as_str().unwrap().to_string();
     assert!(
         job["logPaths"]["combined"]
@@ -131,6 +132,7 @@ async fn job_wait_times_out_as_a_normal_result() {
     let job = server
         .extra("job_start", json!({"command": "sleep 30"}))
         .await;
+    let _job = common::procs::JobGuard::of(&job);
     let id = job["jobId"].as_str().unwrap();
     let waited = server
         .extra("job_wait", json!({"jobId": id, "timeoutMs": 200}))
@@ -152,6 +154,7 @@ async fn kill_ends_the_whole_tree() {
             json!({"command": "sleep 300 & echo $!; setsid sleep 301 & echo $!; wait"}),
         )
         .await;
+    let _job = common::procs::JobGuard::of(&job);
     let id = job["jobId"].as_str().unwrap().to_string();
     let log = job["logPaths"]["stdout"].as_str().unwrap().to_string();
     let mut pids: Vec<i32> = Vec::new();

@@ -425,6 +425,7 @@ async fn a_job_started_in_the_sandbox_stays_confined_after_a_server_restart() {
         late.display()
     );
     let job = first.extra("job_start", json!({"command": command})).await;
+    let _job = common::procs::JobGuard::of(&job);
     let job_id = job["jobId"].as_str().unwrap().to_string();
     first.crash().await;
 

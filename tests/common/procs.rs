@@ -127,3 +127,27 @@ pub fn pids_running(fragment: &str) -> Vec<i64> {
         })
         .collect()
 }
+
+/// Kills a detached job's process group when dropped, so a test that fails half-way does not
+/// leave the job running (jobs outlive their server by design). A job that already ended is
+/// left alone.
+pub struct JobGuard(i32);
+
+impl JobGuard {
+    /// Guards the job whose `job_start` result is `started` (its `pid` leads its group).
+    pub fn of(started: &serde_json::Value) -> JobGuard {
+        let pid = started["pid"]
+            .as_i64()
+            .expect("job_start returns the job's pid");
+        JobGuard(pid as i32)
+    }
+}
+
+impl Drop for JobGuard {
+    fn drop(&mut self) {
+        if self.0 > 1 && alive(self.0 as i64) {
+            // SAFETY: kill(2) on the process group of a job this test started.
+            unsafe { libc::kill(-self.0, libc::SIGKILL) };
+        }
+    }
+}
