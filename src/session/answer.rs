@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::integration::MarkKind;
+use super::phase::CommandPhase;
 use super::terminal::Session;
 use crate::platform;
 
@@ -44,10 +44,8 @@ pub struct InputSnapshot {
     pub group: Option<i32>,
     /// Its leader's context switches then.
     pub switches: Option<u64>,
-    /// How many marks had been seen then.
-    pub marks: u64,
-    /// A command was running then (its `C` had no `D`).
-    pub running: bool,
+    /// The command phase then.
+    pub phase: CommandPhase,
 }
 
 /// Why [`Session::wait_answer`] returned.
@@ -68,34 +66,20 @@ impl Session {
     /// then, or one the write started (its `C` came after it). `None` otherwise.
     pub fn ended_since_input(&self) -> Option<i32> {
         let s = self.state();
-        let snap = s.input_snapshot;
-        let mut open = snap.running;
-        let mut status = None;
-        for m in s.marks_since(snap.marks) {
-            match m.kind {
-                MarkKind::OutputStart => open = true,
-                MarkKind::CommandEnd(code) if open => {
-                    status = code;
-                    open = false;
-                }
-                _ => {}
-            }
-        }
-        status
+        s.phase()
+            .ended_since(&s.input_snapshot.phase)
+            .filter(|end| end.ran)
+            .and_then(|end| end.status)
     }
 
     /// The facts [`Session::wait_answer`] compares against; taken before a write.
     pub fn input_snapshot(&self) -> InputSnapshot {
         let group = self.foreground_group();
-        let (marks, running) = {
-            let s = self.state();
-            (s.marks_seen, s.command_running())
-        };
+        let phase = *self.state().phase();
         InputSnapshot {
             group,
             switches: group.and_then(platform::context_switches),
-            marks,
-            running,
+            phase,
         }
     }
 
@@ -108,11 +92,7 @@ impl Session {
         if !platform::waiting_longer_than(group, tty, SHORT_WAIT) {
             return false;
         }
-        let prompted = {
-            let s = self.state();
-            s.marks_since(snap.marks)
-                .any(|m| m.kind == MarkKind::CommandStart)
-        };
+        let prompted = self.state().phase().ready_since(&snap.phase);
         let woke = snap.group != Some(group)
             || snap.switches.is_none()
             || platform::context_switches(group) != snap.switches;

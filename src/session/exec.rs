@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::capture::Capture;
 use super::exec_render::{Ahead, KEEP_BACK, render_bounded};
 use super::integration::{MarkKind, Mode};
+use super::phase::Baseline;
 use super::screen;
 use super::terminal::Session;
 use super::wait::{PROGRESS_EVERY, SETTLE};
@@ -151,7 +152,7 @@ impl Session {
         }
         self.check_at_prompt()?;
         let mode = self.mode();
-        let (seq0, pos0, bracketed, prompt_line) = {
+        let (base, pos0, bracketed, prompt_line) = {
             let mut s = self.state();
             // Captured from this very position: nothing can slip in between.
             let pos0 = s.log.end();
@@ -159,7 +160,7 @@ impl Session {
             let rows = screen::plain_rows(&s.emu);
             let cursor_row = s.emu.term().grid().cursor.point.line.0.max(0) as usize;
             (
-                s.marks_seen,
+                s.baseline(),
                 pos0,
                 s.emu.mode().contains(TermMode::BRACKETED_PASTE),
                 rows.get(cursor_row).cloned().unwrap_or_default(),
@@ -173,28 +174,28 @@ impl Session {
         if let Err(e) = self.write(typed.into_bytes(), Some(&echo)).await {
             self.state().capture = None;
             // Never leave a half-typed line behind for the next command.
-            self.interrupt(mode, seq0).await;
+            self.interrupt(mode, &base).await;
             return Err(e);
         }
         let mut ahead = None;
         let end = {
-            let wait = self.exec_wait(req, mode, seq0, pos0, started, cancel, progress);
+            let wait = self.exec_wait(req, mode, &base, pos0, started, cancel, progress);
             tokio::pin!(wait);
             tokio::select! {
                 end = &mut wait => end,
-                never = self.render_ahead(&mut ahead, mode, seq0, req.max_lines) => match never {},
+                never = self.render_ahead(&mut ahead, mode, &base, req.max_lines) => match never {},
             }
         };
         let duration = started.elapsed();
         if matches!(end, End::Cancelled) {
             // Cancelled like a one-shot run: the command is stopped, the prompt back.
-            self.interrupt(mode, seq0).await;
+            self.interrupt(mode, &base).await;
         }
 
         let (mut capture, from, to, exit_code) = {
             let mut s = self.state();
             let mut capture = s.capture.take().unwrap_or_else(|| Capture::new(pos0));
-            let from = output_start(&s, &mut capture, mode, seq0, pos0, echo_lines);
+            let from = output_start(&s, &mut capture, mode, &base, pos0, echo_lines);
             let (to, exit_code) = match &end {
                 End::Done { to, exit } => (*to, *exit),
                 _ => (s.log.end(), None),
@@ -259,7 +260,7 @@ impl Session {
         &self,
         ahead: &mut Option<Ahead>,
         mode: Mode,
-        seq0: u64,
+        base: &Baseline,
         max_lines: usize,
     ) -> std::convert::Infallible {
         let mut rx = self.subscribe();
@@ -274,17 +275,8 @@ impl Session {
             loop {
                 let bytes = {
                     let mut s = self.state();
-                    let mut from = None;
-                    let mut first_end = None;
-                    for m in s.marks_since(seq0) {
-                        match m.kind {
-                            MarkKind::OutputStart if from.is_none() => from = Some(m.end),
-                            MarkKind::CommandEnd(_) if first_end.is_none() => {
-                                first_end = Some(m.start)
-                            }
-                            _ => {}
-                        }
-                    }
+                    let from = s.first_since(base, is_output_start).map(|c| c.end);
+                    let first_end = s.first_since(base, is_command_end).map(|d| d.start);
                     let (Some(from), Some(capture_end)) =
                         (from, s.capture.as_ref().map(|c| c.start + c.len()))
                     else {
@@ -330,7 +322,7 @@ impl Session {
         &self,
         req: &ExecRequest,
         mode: Mode,
-        seq0: u64,
+        base: &Baseline,
         pos0: u64,
         started: Instant,
         cancel: &CancellationToken,
@@ -349,7 +341,7 @@ impl Session {
             let (last_output, output_bytes, finished, (gone, gone_at)) = {
                 let s = self.state();
                 let finished = match mode {
-                    Mode::Osc133 => finished_by_marks(&s, seq0, 1),
+                    Mode::Osc133 => by_marks(&s, base),
                     Mode::ProcessGroup => ByMarks::Running,
                 };
                 // minOutputBytes counts the command's output only, never its echo: from
@@ -360,8 +352,7 @@ impl Session {
                 }
                 let output_from = match mode {
                     Mode::Osc133 => s
-                        .marks_since(seq0)
-                        .find(|m| matches!(m.kind, MarkKind::OutputStart))
+                        .first_since(base, is_output_start)
                         .map(|c| c.end)
                         .or(echo_end),
                     Mode::ProcessGroup => echo_end,
@@ -435,7 +426,7 @@ impl Session {
                     && platform::waiting_for_input(group, tty)
                     // What it printed before it waited (its prompt, or the shell's `D`) is in.
                     && self.scanned_all()
-                    && (group != self.pid || self.command_open(seq0))
+                    && (group != self.pid || self.state().phase().command_open_since(&base.phase))
                 {
                     return End::WaitingForInput(self.cursor_line());
                 }
@@ -460,17 +451,17 @@ impl Session {
         }
     }
 
-    /// Stops what the command typed after mark `seq0` left running and brings the prompt
+    /// Stops what the command typed after `base` left running and brings the prompt
     /// back: Ctrl+C (the terminal's interrupt, for the foreground group), then — if the
     /// command ignores it — its process group killed as a tree. Bounded by
     /// [`INTERRUPT_GRACE`] twice; a shell that never returns is left as it is.
-    async fn interrupt(&self, mode: Mode, seq0: u64) {
+    async fn interrupt(&self, mode: Mode, base: &Baseline) {
         let running = |s: &Session| -> bool {
             let fg = s.foreground_group();
             let program = fg.is_some_and(|pg| pg != s.pid);
             let by_marks = mode == Mode::Osc133 && {
                 let st = s.state();
-                !matches!(finished_by_marks(&st, seq0, 1), ByMarks::Done { .. }) && !st.gone()
+                !matches!(by_marks(&st, base), ByMarks::Done { .. }) && !st.gone()
             };
             program || by_marks
         };
@@ -542,22 +533,6 @@ impl Session {
         (format!("{}\r", wrapped.replace('\n', "\r")), wrapped)
     }
 
-    /// True while the shell is running a command it started after mark `seq0`.
-    fn command_open(&self, seq0: u64) -> bool {
-        let s = self.state();
-        if s.marks_output_start() {
-            return s.command_running();
-        }
-        // Shells without a `C` mark (dash) give no sign of a start: until the next prompt's
-        // marks arrive, a read by the shell itself is the command's.
-        !s.marks_since(seq0).any(|m| {
-            matches!(
-                m.kind,
-                MarkKind::CommandEnd(_) | MarkKind::PromptStart | MarkKind::CommandStart
-            )
-        })
-    }
-
     /// The screen line the cursor is on: a waiting program's prompt.
     fn cursor_line(&self) -> String {
         let s = self.state();
@@ -578,38 +553,27 @@ enum ByMarks {
     Done { to: u64, exit: Option<i32> },
 }
 
-/// With marks: the command has ended once the expected number of `D` marks arrived; it is
-/// certainly over once the next prompt's `B` followed the last one.
-fn finished_by_marks(s: &super::terminal::State, seq0: u64, ends_expected: u64) -> ByMarks {
-    let mut ends = 0;
-    let mut last_end: Option<(u64, Option<i32>)> = None;
-    let mut prompt_after_end = false;
-    let mut open = false;
-    for m in s.marks_since(seq0) {
-        match m.kind {
-            MarkKind::OutputStart => open = true,
-            MarkKind::CommandEnd(code) => {
-                ends += 1;
-                last_end = Some((m.start, code));
-                prompt_after_end = false;
-                open = false;
-            }
-            // A prompt after `C` with no `D` between: the command ended, status unknown.
-            MarkKind::PromptStart | MarkKind::CommandStart if open => {
-                ends += 1;
-                last_end = Some((m.start, None));
-                prompt_after_end = m.kind == MarkKind::CommandStart;
-                open = false;
-            }
-            MarkKind::CommandStart if last_end.is_some() => prompt_after_end = true,
-            _ => {}
-        }
+/// What the command phase says of the command typed after `base` (see `phase.rs`).
+fn by_marks(s: &super::terminal::State, base: &Baseline) -> ByMarks {
+    match s.phase().ended_since(&base.phase) {
+        Some(end) if end.ready => ByMarks::Done {
+            to: end.at,
+            exit: end.status,
+        },
+        Some(end) => ByMarks::Ended {
+            to: end.at,
+            exit: end.status,
+        },
+        None => ByMarks::Running,
     }
-    match last_end {
-        Some((to, exit)) if ends >= ends_expected && prompt_after_end => ByMarks::Done { to, exit },
-        Some((to, exit)) if ends >= ends_expected => ByMarks::Ended { to, exit },
-        _ => ByMarks::Running,
-    }
+}
+
+fn is_output_start(kind: &MarkKind) -> bool {
+    matches!(kind, MarkKind::OutputStart)
+}
+
+fn is_command_end(kind: &MarkKind) -> bool {
+    matches!(kind, MarkKind::CommandEnd(_))
 }
 
 /// Where the command's output begins: after its `C` mark, else after the echoed lines.
@@ -617,14 +581,12 @@ fn output_start(
     s: &super::terminal::State,
     capture: &mut Capture,
     mode: Mode,
-    seq0: u64,
+    base: &Baseline,
     pos0: u64,
     echo_lines: usize,
 ) -> u64 {
     if mode == Mode::Osc133
-        && let Some(c) = s
-            .marks_since(seq0)
-            .find(|m| matches!(m.kind, MarkKind::OutputStart))
+        && let Some(c) = s.first_since(base, is_output_start)
     {
         return c.end;
     }

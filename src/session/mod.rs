@@ -26,6 +26,7 @@ pub mod keys;
 pub mod log;
 pub mod mouse;
 pub mod ops;
+pub mod phase;
 pub mod redraw;
 pub mod replies;
 pub mod scan;

@@ -50,11 +50,7 @@ impl Session {
     /// True once a hooked shell has drawn a prompt (its `A` or `B` mark): typed input then
     /// reaches its line editor, not the terminal's cooked echo.
     pub fn prompt_seen(&self) -> bool {
-        use super::integration::MarkKind;
-        self.state()
-            .marks
-            .iter()
-            .any(|m| matches!(m.kind, MarkKind::PromptStart | MarkKind::CommandStart))
+        self.state().phase().prompt_seen()
     }
 
     /// [`Session::wait_ready`], bounded by `max`.
@@ -65,11 +61,9 @@ impl Session {
             rx.borrow_and_update();
             let (prompted, marked, printed, last_output, gone) = {
                 let s = self.state();
-                use super::integration::MarkKind;
-                let prompted = s.marks.iter().any(|m| m.kind == MarkKind::CommandStart);
                 (
-                    prompted,
-                    s.marks.iter().any(|m| m.kind == MarkKind::PromptStart),
+                    s.phase().ever_ready(),
+                    s.phase().prompt_seen(),
                     s.log.end() > 0,
                     s.last_output,
                     s.exit.is_some() || s.eof,

@@ -20,6 +20,7 @@ use super::echo::EchoMask;
 use super::emulator::{Emulator, Size};
 use super::integration::{self, Mark, MarkKind, Mode, Scanner};
 use super::log::{DEFAULT_CAPACITY, OutputLog};
+use super::phase::{Baseline, CommandPhase};
 use super::replies::{Asker, ReplyContext};
 use super::shell::Shell;
 use super::text::LineHistory;
@@ -106,12 +107,11 @@ pub struct State {
     scanner: Scanner,
     /// Only signed marks count (the shell runs our hooks).
     signed: bool,
-    /// Between a command's `C` and its end, by the marks.
-    in_command: bool,
-    /// The shell prints no `C` (dash): a command's output starts after its `B`.
-    prompt_marks_only: bool,
-    /// Command ends seen: `D` and prompt marks (a held query answer is dropped after one).
-    pub ends_seen: u64,
+    /// Where the shell is by its marks (`phase.rs`: the one place that decides).
+    phase: CommandPhase,
+    /// The phase just before each kept mark (same order as `marks`): where a reader that
+    /// starts at an output position began.
+    phase_before: std::collections::VecDeque<CommandPhase>,
     /// People attached over the session's socket; every output chunk is queued for them.
     pub attached: super::attach::Clients,
 }
@@ -129,26 +129,44 @@ impl State {
         self.marks.iter().skip(seq.saturating_sub(first) as usize)
     }
 
-    /// True while the last output-start mark (`C`) has no end mark (`D`) after it.
-    ///
-    /// A prompt mark (`A`, `B`) after `C` also ends the command: a hook that failed to print
-    /// `D` (an rc file's `set -u`, a replaced `PROMPT_COMMAND`) must not leave it running.
-    pub fn command_running(&self) -> bool {
-        let last = self.marks.iter().rev().find(|m| {
-            matches!(
-                m.kind,
-                MarkKind::OutputStart
-                    | MarkKind::CommandEnd(_)
-                    | MarkKind::PromptStart
-                    | MarkKind::CommandStart
-            )
-        });
-        matches!(last.map(|m| &m.kind), Some(MarkKind::OutputStart))
+    /// The command phase now.
+    pub fn phase(&self) -> &CommandPhase {
+        &self.phase
     }
 
-    /// True when this shell marks output starts (`C`); dash's prompt-only marks do not.
-    pub fn marks_output_start(&self) -> bool {
-        self.marks.iter().any(|m| m.kind == MarkKind::OutputStart)
+    /// A command runs (see `phase.rs`).
+    pub fn command_running(&self) -> bool {
+        self.phase.running()
+    }
+
+    /// Where a reader starting now begins.
+    pub fn baseline(&self) -> Baseline {
+        Baseline {
+            seq: self.marks_seen,
+            phase: self.phase,
+        }
+    }
+
+    /// Where a reader of the output from position `since` on began: the phase before the
+    /// first kept mark at or after `since` (a command that ended after `since` has ended for
+    /// it), else the phase now.
+    pub fn baseline_at(&self, since: u64) -> Baseline {
+        let after = self
+            .marks
+            .iter()
+            .rev()
+            .take_while(|m| m.start >= since)
+            .count();
+        let index = self.marks.len() - after;
+        Baseline {
+            seq: self.marks_seen - after as u64,
+            phase: self.phase_before.get(index).copied().unwrap_or(self.phase),
+        }
+    }
+
+    /// The first mark of `kind`'s sort after `base` (an output start, a command end).
+    pub fn first_since(&self, base: &Baseline, wanted: fn(&MarkKind) -> bool) -> Option<&Mark> {
+        self.marks_since(base.seq).find(|m| wanted(&m.kind))
     }
 
     /// True once nothing more will come: the output reached its end, or the program exited
@@ -169,8 +187,9 @@ impl State {
     }
 
     /// Records the marks in `chunk` (at position `at`) and returns where the command phase
-    /// changes in it: (position just after a mark, inside a command from there on).
-    fn record_marks(&mut self, chunk: &[u8], at: u64) -> Vec<(u64, bool)> {
+    /// changes in it: (position just after a mark, inside a command from there on, command
+    /// boundaries seen by then).
+    fn record_marks(&mut self, chunk: &[u8], at: u64) -> Vec<(u64, bool, u64)> {
         let mut cuts = Vec::new();
         let mut found = Vec::new();
         self.scanner.feed(chunk, at, &mut found);
@@ -188,27 +207,24 @@ impl State {
                     continue;
                 }
             }
+            let before = self.phase;
             match &mark.kind {
                 MarkKind::Cwd(dir) => self.reported_cwd = Some(dir.clone()),
-                MarkKind::OutputStart => {
-                    self.in_command = true;
-                    cuts.push((mark.end, true));
-                }
-                MarkKind::CommandStart if self.prompt_marks_only => {
-                    self.in_command = true;
-                    self.ends_seen += 1;
-                    cuts.push((mark.end, true));
-                }
-                MarkKind::CommandEnd(_) | MarkKind::PromptStart | MarkKind::CommandStart => {
-                    self.in_command = false;
-                    self.ends_seen += 1;
-                    cuts.push((mark.end, false));
+                kind => {
+                    self.phase.on_mark(kind, mark.start);
+                    cuts.push((
+                        mark.end,
+                        self.phase.inside_command(),
+                        self.phase.boundaries(),
+                    ));
                 }
             }
             self.marks.push_back(mark);
+            self.phase_before.push_back(before);
             self.marks_seen += 1;
             if self.marks.len() > MAX_MARKS {
                 self.marks.pop_front();
+                self.phase_before.pop_front();
             }
         }
         cuts
@@ -216,33 +232,31 @@ impl State {
 
     /// Feeds `chunk` (at `at`) to the emulator, split where the command phase changes, and
     /// returns its answers to queries, each with whether a command was running where it was
-    /// asked and how many command ends came before it ([`super::replies`]'s rule).
+    /// asked and how many command boundaries came before it ([`super::replies`]'s rule).
     fn feed_emulator(
         &mut self,
         chunk: &[u8],
         at: u64,
-        (inside_before, ends_before): (bool, u64),
-        cuts: &[(u64, bool)],
+        before: (bool, u64),
+        cuts: &[(u64, bool, u64)],
     ) -> Vec<(Vec<u8>, bool, u64)> {
         let mut replies = Vec::new();
         let mut from = 0;
-        let mut inside = inside_before;
-        let mut ended = ends_before;
+        let (mut inside, mut boundaries) = before;
         let ends = cuts
             .iter()
-            .map(|&(pos, after)| ((pos - at) as usize, Some(after)))
+            .map(|&(pos, inside, seen)| ((pos - at) as usize, Some((inside, seen))))
             .chain([(chunk.len(), None)]);
         for (to, after) in ends {
             if to > from {
                 let answer = self.emu.feed(&chunk[from..to]);
                 if !answer.is_empty() {
-                    replies.push((answer, inside, ended));
+                    replies.push((answer, inside, boundaries));
                 }
                 from = to;
             }
             if let Some(after) = after {
-                inside = after;
-                ended += u64::from(!after);
+                (inside, boundaries) = after;
             }
         }
         replies
@@ -381,9 +395,8 @@ impl Session {
             capture: None,
             scanner,
             signed: hooked,
-            in_command: false,
-            prompt_marks_only: hooked && shape.shell.kind == super::shell::ShellKind::Sh,
-            ends_seen: 0,
+            phase: CommandPhase::new(hooked && shape.shell.kind == super::shell::ShellKind::Sh),
+            phase_before: Default::default(),
             attached: Default::default(),
         }));
         let (events, _) = watch::channel(0u64);
@@ -396,7 +409,7 @@ impl Session {
             master_fd,
             pid,
             hooked,
-            super::replies::counter(&state, |s: &State| s.ends_seen),
+            super::replies::counter(&state, |s: &State| s.phase.boundaries()),
             reader_idle.clone(),
         );
         spawn_thread(&id, "writer", move || {
@@ -729,7 +742,7 @@ fn reader_loop(
             s.log.push(chunk, started.elapsed());
             s.history.feed(chunk);
             s.echo.observe(chunk, start);
-            let before = (s.in_command, s.ends_seen);
+            let before = (s.phase.inside_command(), s.phase.boundaries());
             let cuts = s.record_marks(chunk, start);
             if let Some(capture) = &mut s.capture {
                 capture.push(chunk);

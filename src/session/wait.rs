@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
-use super::integration::MarkKind;
 use super::scan::LineScan;
 use super::screen;
 use super::terminal::{Exit, Session};
@@ -106,19 +105,6 @@ fn find_in_stream(
         .map(|m| (m.as_str().to_string(), partial.clone(), scan.pos))
 }
 
-/// True when a command ended and the next prompt was drawn (`D`, then `B`) from mark `seq` on.
-fn prompt_drawn_since(s: &super::terminal::State, seq: u64) -> bool {
-    let mut ended = false;
-    for m in s.marks_since(seq) {
-        match m.kind {
-            MarkKind::CommandEnd(_) => ended = true,
-            MarkKind::CommandStart if ended => return true,
-            _ => {}
-        }
-    }
-    false
-}
-
 impl Session {
     /// Waits for `until`, looking at output from `since`, for at most `timeout`.
     pub async fn wait_until(
@@ -132,15 +118,7 @@ impl Session {
         let start = Instant::now();
         // Marks from `since` on count: a command that ended between the input and this
         // call (vim quit by the write before) has ended for this wait too.
-        let marks_at_start = {
-            let s = self.state();
-            s.marks_seen
-                - s.marks
-                    .iter()
-                    .rev()
-                    .take_while(|m| m.start >= since)
-                    .count() as u64
-        };
+        let base = self.state().baseline_at(since);
         let deadline = tokio::time::Instant::now() + timeout.min(MAX_WAIT * 6);
         let mut rx = self.subscribe();
         let mut scan = LineScan::new(since);
@@ -199,7 +177,10 @@ impl Session {
                         // even when the shell itself owns the terminal (`read -p`).
                         let (running, prompted) = {
                             let s = self.state();
-                            (s.command_running(), prompt_drawn_since(&s, marks_at_start))
+                            (
+                                s.command_running(),
+                                s.phase().prompt_back_since(&base.phase),
+                            )
                         };
                         let shell_owns =
                             self.foreground_group().is_none_or(|pg| pg == self.pid) && !running;
