@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::phase::CommandPhase;
 use super::terminal::Session;
+use super::waiter::{Look, Waited, Waiter};
 use crate::platform;
 
 /// Output must be still this long before the program is asked whether it waits.
@@ -110,49 +111,48 @@ impl Session {
         } else {
             None
         };
-        let mut rx = self.subscribe();
         let mut gap = Duration::from_millis(1);
         let mut checked_at: Option<Instant> = None;
-        loop {
-            rx.borrow_and_update();
-            let (last_output, gone) = {
-                let s = self.state();
-                (s.last_output.max(start), s.exit.is_some() && s.eof)
-            };
-            if gone {
-                return Answered::Ended;
-            }
-            let now = Instant::now();
-            if now >= last_output + FALLBACK_QUIET {
-                return Answered::Quiet;
-            }
-            if now >= deadline {
-                return Answered::TimedOut;
-            }
-            let mut wake = (last_output + FALLBACK_QUIET).min(deadline);
-            if let Some(tty) = &tty {
-                let quiet_at = last_output + ANSWER_QUIET;
-                // New output restarts the schedule: check soon after it stops.
-                if checked_at.is_some_and(|at| at < last_output) {
-                    gap = Duration::from_millis(1);
+        let waited = Waiter::new(self)
+            .until(deadline)
+            .cancel(cancel)
+            .run(|now| {
+                let (last_output, gone) = {
+                    let s = self.state();
+                    (s.last_output.max(start), s.exit.is_some() && s.eof)
+                };
+                if gone {
+                    return Look::Done(Answered::Ended);
                 }
-                let due = quiet_at.max(checked_at.map_or(quiet_at, |at| at + gap));
-                if now >= due {
-                    if self.scanned_all() && self.answered(&snap, tty) {
-                        return Answered::Ready;
+                if now >= last_output + FALLBACK_QUIET {
+                    return Look::Done(Answered::Quiet);
+                }
+                let mut wake = last_output + FALLBACK_QUIET;
+                if let Some(tty) = &tty {
+                    let quiet_at = last_output + ANSWER_QUIET;
+                    // New output restarts the schedule: check soon after it stops.
+                    if checked_at.is_some_and(|at| at < last_output) {
+                        gap = Duration::from_millis(1);
                     }
-                    checked_at = Some(now);
-                    gap = (gap * 2).min(MAX_CHECK_GAP);
-                    wake = wake.min(now + gap);
-                } else {
-                    wake = wake.min(due);
+                    let due = quiet_at.max(checked_at.map_or(quiet_at, |at| at + gap));
+                    if now >= due {
+                        if self.scanned_all() && self.answered(&snap, tty) {
+                            return Look::Done(Answered::Ready);
+                        }
+                        checked_at = Some(now);
+                        gap = (gap * 2).min(MAX_CHECK_GAP);
+                        wake = wake.min(now + gap);
+                    } else {
+                        wake = wake.min(due);
+                    }
                 }
-            }
-            tokio::select! {
-                _ = rx.changed() => {}
-                _ = tokio::time::sleep_until(tokio::time::Instant::from_std(wake)) => {}
-                _ = cancel.cancelled() => return Answered::Ended,
-            }
+                Look::Until(wake)
+            })
+            .await;
+        match waited {
+            Waited::Done(answered) => answered,
+            Waited::Deadline => Answered::TimedOut,
+            Waited::Cancelled => Answered::Ended,
         }
     }
 }

@@ -24,6 +24,7 @@ use super::phase::Baseline;
 use super::screen;
 use super::terminal::Session;
 use super::wait::{PROGRESS_EVERY, SETTLE};
+use super::waiter::{Look, Waited, Waiter};
 use crate::error::{Error, Result};
 use crate::platform;
 use crate::progress::Progress;
@@ -328,126 +329,112 @@ impl Session {
         cancel: &CancellationToken,
         progress: &dyn Progress,
     ) -> End {
-        let deadline = started + req.timeout;
-        let mut rx = self.subscribe();
-        let mut next_progress = started + PROGRESS_EVERY;
-        let mut last_input_check = started;
         let tty = platform::stdin_tty(self.pid);
+        let mut last_input_check = started;
         // Where the echoed command line ends (process-group mode): output starts there.
         let mut echo_end: Option<u64> = None;
-        loop {
-            rx.borrow_and_update();
-            let now = Instant::now();
-            let (last_output, output_bytes, finished, (gone, gone_at)) = {
-                let s = self.state();
-                let finished = match mode {
-                    Mode::Osc133 => by_marks(&s, base),
-                    Mode::ProcessGroup => ByMarks::Running,
+        let waited = Waiter::new(self)
+            .until(started + req.timeout)
+            .cancel(cancel)
+            .progress(progress)
+            .run(|now| {
+                let (last_output, output_bytes, finished, (gone, gone_at)) = {
+                    let s = self.state();
+                    let finished = match mode {
+                        Mode::Osc133 => by_marks(&s, base),
+                        Mode::ProcessGroup => ByMarks::Running,
+                    };
+                    // minOutputBytes counts the command's output only, never its echo: from
+                    // the `C` mark, else from the end of the echoed line.
+                    if echo_end.is_none() {
+                        let head = s.log.range(pos0, pos0 + ECHO_WINDOW);
+                        echo_end = memchr::memchr(b'\n', &head).map(|i| pos0 + i as u64 + 1);
+                    }
+                    let output_from = match mode {
+                        Mode::Osc133 => s
+                            .first_since(base, is_output_start)
+                            .map(|c| c.end)
+                            .or(echo_end),
+                        Mode::ProcessGroup => echo_end,
+                    };
+                    (
+                        s.last_output,
+                        output_from.map_or(0, |from| s.log.end().saturating_sub(from)),
+                        finished,
+                        (s.gone(), s.gone_at()),
+                    )
                 };
-                // minOutputBytes counts the command's output only, never its echo: from
-                // the `C` mark, else from the end of the echoed line.
-                if echo_end.is_none() {
-                    let head = s.log.range(pos0, pos0 + ECHO_WINDOW);
-                    echo_end = memchr::memchr(b'\n', &head).map(|i| pos0 + i as u64 + 1);
+                let mut wake = gone_at.unwrap_or(now + PROGRESS_EVERY);
+                match finished {
+                    ByMarks::Done { to, exit } => return Look::Done(End::Done { to, exit }),
+                    ByMarks::Ended { to, exit } => {
+                        // No prompt mark follows: accept the end once the shell owns the
+                        // terminal and the output has settled.
+                        let settled_at = last_output + SETTLE;
+                        let shell_owns = self.foreground_group().is_none_or(|pg| pg == self.pid);
+                        if shell_owns && now >= settled_at {
+                            return Look::Done(End::Done { to, exit });
+                        }
+                        wake = wake.min(settled_at.max(now + Duration::from_millis(1)));
+                    }
+                    ByMarks::Running => {}
                 }
-                let output_from = match mode {
-                    Mode::Osc133 => s
-                        .first_since(base, is_output_start)
-                        .map(|c| c.end)
-                        .or(echo_end),
-                    Mode::ProcessGroup => echo_end,
-                };
-                (
-                    s.last_output,
-                    output_from.map_or(0, |from| s.log.end().saturating_sub(from)),
-                    finished,
-                    (s.gone(), s.gone_at()),
-                )
-            };
-            let mut wake = deadline.min(next_progress);
-            match finished {
-                ByMarks::Done { to, exit } => return End::Done { to, exit },
-                ByMarks::Ended { to, exit } => {
-                    // No prompt mark follows: accept the end once the shell owns the terminal
-                    // and the output has settled.
-                    let settled_at = last_output + SETTLE;
+                if mode == Mode::ProcessGroup {
+                    // The echoed command line ends with the first newline after it was
+                    // typed; once seen, it stays seen (no need to copy the output again).
+                    let echoed = echo_end.is_some();
                     let shell_owns = self.foreground_group().is_none_or(|pg| pg == self.pid);
-                    if shell_owns && now >= settled_at {
-                        return End::Done { to, exit };
+                    let settled_at = last_output.max(started) + SETTLE;
+                    if echoed && shell_owns {
+                        if now >= settled_at {
+                            let to = self.state().log.end();
+                            return Look::Done(End::Done { to, exit: None });
+                        }
+                        wake = wake.min(settled_at);
+                    } else {
+                        wake = wake.min(now + super::wait::FOREGROUND_RECHECK);
                     }
-                    wake = wake.min(settled_at.max(now + Duration::from_millis(1)));
                 }
-                ByMarks::Running => {}
-            }
-            if mode == Mode::ProcessGroup {
-                // The echoed command line ends with the first newline after it was typed;
-                // once seen, it stays seen (no need to copy the output again).
-                let echoed = echo_end.is_some();
-                let shell_owns = self.foreground_group().is_none_or(|pg| pg == self.pid);
-                let settled_at = last_output.max(started) + SETTLE;
-                if echoed && shell_owns {
-                    if now >= settled_at {
-                        return End::Done {
-                            to: self.state().log.end(),
-                            exit: None,
-                        };
-                    }
-                    wake = wake.min(settled_at);
-                } else {
-                    wake = wake.min(now + super::wait::FOREGROUND_RECHECK);
+                if gone {
+                    let to = self.state().log.end();
+                    return Look::Done(End::Done { to, exit: None });
                 }
-            }
-            if gone {
-                return End::Done {
-                    to: self.state().log.end(),
-                    exit: None,
-                };
-            }
-            if let Some(at) = gone_at {
-                wake = wake.min(at);
-            }
-            let quiet_since = last_output.max(started);
-            if let Some(quiet) = req.quiet_exit
-                && output_bytes >= req.min_output_bytes
-            {
-                if now >= quiet_since + quiet {
-                    return End::Quiet;
-                }
-                wake = wake.min(quiet_since + quiet);
-            }
-            // Stopped to read the terminal? Look only once output has been still a while.
-            let input_at = quiet_since.max(last_input_check) + INPUT_QUIET;
-            if now >= input_at {
-                last_input_check = now;
-                let group = self.foreground_group().unwrap_or(self.pid);
-                // A remote shell's programs are not in this machine's /proc (only ssh is).
-                if let Some(tty) = &tty
-                    && self.shape.remote.is_none()
-                    && platform::waiting_for_input(group, tty)
-                    // What it printed before it waited (its prompt, or the shell's `D`) is in.
-                    && self.scanned_all()
-                    && (group != self.pid || self.state().phase().command_open_since(&base.phase))
+                let quiet_since = last_output.max(started);
+                if let Some(quiet) = req.quiet_exit
+                    && output_bytes >= req.min_output_bytes
                 {
-                    return End::WaitingForInput(self.cursor_line());
+                    if now >= quiet_since + quiet {
+                        return Look::Done(End::Quiet);
+                    }
+                    wake = wake.min(quiet_since + quiet);
                 }
-                wake = wake.min(now + INPUT_QUIET);
-            } else {
-                wake = wake.min(input_at);
-            }
-            if now >= deadline {
-                return End::Timeout;
-            }
-            if now >= next_progress {
-                let last = self.state().history.last_line();
-                progress.report(started.elapsed(), &last);
-                next_progress = now + PROGRESS_EVERY;
-                wake = wake.min(next_progress);
-            }
-            tokio::select! {
-                _ = rx.changed() => {}
-                _ = tokio::time::sleep_until(tokio::time::Instant::from_std(wake)) => {}
-                _ = cancel.cancelled() => return End::Cancelled,
-            }
+                // Stopped to read the terminal? Look only once output has been still a while.
+                let input_at = quiet_since.max(last_input_check) + INPUT_QUIET;
+                if now >= input_at {
+                    last_input_check = now;
+                    let group = self.foreground_group().unwrap_or(self.pid);
+                    // A remote shell's programs are not in this machine's /proc (only ssh is).
+                    if let Some(tty) = &tty
+                        && self.shape.remote.is_none()
+                        && platform::waiting_for_input(group, tty)
+                        // What it printed before it waited (its prompt, or the shell's `D`) is in.
+                        && self.scanned_all()
+                        && (group != self.pid
+                            || self.state().phase().command_open_since(&base.phase))
+                    {
+                        return Look::Done(End::WaitingForInput(self.cursor_line()));
+                    }
+                    wake = wake.min(now + INPUT_QUIET);
+                } else {
+                    wake = wake.min(input_at);
+                }
+                Look::Until(wake)
+            })
+            .await;
+        match waited {
+            Waited::Done(end) => end,
+            Waited::Deadline => End::Timeout,
+            Waited::Cancelled => End::Cancelled,
         }
     }
 
@@ -482,23 +469,14 @@ impl Session {
     /// [`super::wait::FOREGROUND_RECHECK`]/5, since a foreground change is not announced),
     /// for at most `max`. Returns whether it held.
     async fn wait_for(&self, max: Duration, done: impl Fn(&Session) -> bool) -> bool {
-        let deadline = tokio::time::Instant::now() + max;
-        let mut rx = self.subscribe();
-        loop {
-            rx.borrow_and_update();
-            if done(self) {
-                return true;
-            }
-            let now = tokio::time::Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            let tick = now + super::wait::FOREGROUND_RECHECK / 5;
-            tokio::select! {
-                _ = rx.changed() => {}
-                _ = tokio::time::sleep_until(tick.min(deadline)) => {}
-            }
-        }
+        let waited = Waiter::new(self)
+            .until(Instant::now() + max)
+            .run(|now| match done(self) {
+                true => Look::Done(()),
+                false => Look::Until(now + super::wait::FOREGROUND_RECHECK / 5),
+            })
+            .await;
+        matches!(waited, Waited::Done(()))
     }
 
     /// What to type for `command`, and the echo it brings: one command line whatever its

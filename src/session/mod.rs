@@ -36,4 +36,5 @@ pub mod terminal;
 pub mod text;
 pub mod transcript;
 pub mod wait;
+pub mod waiter;
 pub mod watch;

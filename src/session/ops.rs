@@ -1,7 +1,7 @@
 //! What the session tools do, in the core's terms: read output, write input, press keys,
 //! read history. The MCP face only maps parameters onto these and shapes the results.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use alacritty_terminal::term::TermMode;
 use tokio_util::sync::CancellationToken;
@@ -10,6 +10,7 @@ use super::keys;
 use super::mouse::{self, Direction};
 use super::terminal::Session;
 use super::text;
+use super::waiter::{Look, Waiter};
 use crate::error::{Error, Result};
 use crate::render::{self, Png, RenderOptions, Screen, Theme};
 
@@ -55,46 +56,36 @@ impl Session {
 
     /// [`Session::wait_ready`], bounded by `max`.
     pub async fn wait_ready_for(&self, max: Duration, cancel: &CancellationToken) {
-        let deadline = tokio::time::Instant::now() + max;
-        let mut rx = self.subscribe();
-        loop {
-            rx.borrow_and_update();
-            let (prompted, marked, printed, last_output, gone) = {
-                let s = self.state();
-                (
-                    s.phase().ever_ready(),
-                    s.phase().prompt_seen(),
-                    s.log.end() > 0,
-                    s.last_output,
-                    s.exit.is_some() || s.eof,
-                )
-            };
-            if prompted || gone {
-                return;
-            }
-            let quiet = if marked || !self.hooked || self.is_command() {
-                READY_IDLE
-            } else {
-                READY_IDLE_UNMARKED
-            };
-            let idle_at = tokio::time::Instant::from_std(last_output + quiet);
-            if printed && tokio::time::Instant::now() >= idle_at {
-                return;
-            }
-            let wake = if printed {
-                idle_at.min(deadline)
-            } else {
-                deadline
-            };
-            tokio::select! {
-                _ = rx.changed() => {}
-                _ = tokio::time::sleep_until(wake) => {}
-                _ = cancel.cancelled() => return,
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return;
-            }
-        }
+        Waiter::new(self)
+            .until(Instant::now() + max)
+            .cancel(cancel)
+            .run(|now| {
+                let (prompted, marked, printed, last_output, gone) = {
+                    let s = self.state();
+                    (
+                        s.phase().ever_ready(),
+                        s.phase().prompt_seen(),
+                        s.log.end() > 0,
+                        s.last_output,
+                        s.exit.is_some() || s.eof,
+                    )
+                };
+                if prompted || gone {
+                    return Look::Done(());
+                }
+                let quiet = if marked || !self.hooked || self.is_command() {
+                    READY_IDLE
+                } else {
+                    READY_IDLE_UNMARKED
+                };
+                let idle_at = last_output + quiet;
+                match printed {
+                    true if now >= idle_at => Look::Done(()),
+                    true => Look::Until(idle_at),
+                    false => Look::Output,
+                }
+            })
+            .await;
     }
 
     /// Output between `from` and the end, rendered (or raw), cut to `max_lines` head + tail.

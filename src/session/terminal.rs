@@ -651,20 +651,19 @@ impl Session {
             // What the shell left behind in its terminal session, even after it exited.
             platform::kill_session(self.pid, self.pid_start);
         }
-        let mut rx = self.subscribe();
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
-        while self.exit().is_none() {
-            if tokio::time::timeout_at(deadline, rx.changed())
-                .await
-                .is_err()
-            {
-                tracing::warn!(
-                    "session {}: process {} not reaped in time",
-                    self.id,
-                    self.pid
-                );
-                break;
-            }
+        let reaped = super::waiter::Waiter::new(self)
+            .until(Instant::now() + Duration::from_secs(3))
+            .run(|_| match self.exit() {
+                Some(_) => super::waiter::Look::Done(()),
+                None => super::waiter::Look::Output,
+            })
+            .await;
+        if !matches!(reaped, super::waiter::Waited::Done(())) {
+            tracing::warn!(
+                "session {}: process {} not reaped in time",
+                self.id,
+                self.pid
+            );
         }
     }
 }

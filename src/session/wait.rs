@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::scan::LineScan;
 use super::screen;
 use super::terminal::{Exit, Session};
+use super::waiter::{Look, Waited, Waiter};
 use crate::progress::Progress;
 
 /// The longest any session wait may last (10 minutes); watches may last an hour.
@@ -119,62 +120,54 @@ impl Session {
         // Marks from `since` on count: a command that ended between the input and this
         // call (vim quit by the write before) has ended for this wait too.
         let base = self.state().baseline_at(since);
-        let deadline = tokio::time::Instant::now() + timeout.min(MAX_WAIT * 6);
-        let mut rx = self.subscribe();
         let mut scan = LineScan::new(since);
-        let mut next_progress = start + PROGRESS_EVERY;
-        loop {
-            rx.borrow_and_update();
-            let (end, last_output, exit, gone, gone_at) = {
-                let s = self.state();
-                (
-                    s.log.end(),
-                    s.last_output,
-                    s.exit.clone(),
-                    s.gone(),
-                    s.gone_at(),
-                )
+        let outcome = |reason, matched: Option<(String, String, u64)>| {
+            let s = self.state();
+            let (m, line, pos) = match matched {
+                Some((m, l, p)) => (Some(m), Some(l), p),
+                None => (None, None, s.log.end()),
             };
-            let done = |reason, matched: Option<(String, String, u64)>| {
-                let (m, line, pos) = match matched {
-                    Some((m, l, p)) => (Some(m), Some(l), p),
-                    None => (None, None, end),
+            Outcome {
+                reason,
+                matched: m,
+                matched_line: line,
+                position: pos,
+                exit: s.exit.clone(),
+            }
+        };
+        let waited = Waiter::new(self)
+            .until(start + timeout.min(MAX_WAIT * 6))
+            .cancel(cancel)
+            .progress(progress)
+            .run(|now| {
+                let (end, last_output, gone, gone_at) = {
+                    let s = self.state();
+                    (s.log.end(), s.last_output, s.gone(), s.gone_at())
                 };
-                Outcome {
-                    reason,
-                    matched: m,
-                    matched_line: line,
-                    position: pos,
-                    exit: exit.clone(),
-                }
-            };
-            // When the next timer-driven check is due, if nothing else happens first.
-            let mut wake_at: Option<Instant> = None;
-            match until {
-                Until::Pattern(re, On::Stream) => {
-                    if let Some(found) = find_in_stream(&mut scan, self, re) {
-                        return done(Reason::Matched, Some(found));
-                    }
-                }
-                Until::Pattern(re, On::Screen) => {
-                    let text = screen::match_text(&self.state().emu);
-                    if let Some(m) = re.find(&text) {
-                        let line_start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
-                        let line_end = text[m.end()..]
-                            .find('\n')
-                            .map_or(text.len(), |i| m.end() + i);
-                        let line = text[line_start..line_end].to_string();
-                        return done(Reason::Matched, Some((m.as_str().to_string(), line, end)));
-                    }
-                }
-                Until::Exit => {
-                    if self.is_command() {
-                        if gone {
-                            return done(Reason::Exit, None);
+                // When the next timer-driven look is due, if nothing else happens first.
+                let mut wake_at = gone_at;
+                match until {
+                    Until::Pattern(re, On::Stream) => {
+                        if let Some(found) = find_in_stream(&mut scan, self, re) {
+                            return Look::Done((Reason::Matched, Some(found)));
                         }
-                    } else {
-                        // With prompt marks, a command between `C` and `D` is still running
-                        // even when the shell itself owns the terminal (`read -p`).
+                    }
+                    Until::Pattern(re, On::Screen) => {
+                        let text = screen::match_text(&self.state().emu);
+                        if let Some(m) = re.find(&text) {
+                            let line_start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+                            let line_end = text[m.end()..]
+                                .find('\n')
+                                .map_or(text.len(), |i| m.end() + i);
+                            let line = text[line_start..line_end].to_string();
+                            let found = (m.as_str().to_string(), line, end);
+                            return Look::Done((Reason::Matched, Some(found)));
+                        }
+                    }
+                    Until::Exit if self.is_command() => {}
+                    Until::Exit => {
+                        // With prompt marks, a command between `C` and its end is still
+                        // running even when the shell itself owns the terminal (`read -p`).
                         let (running, prompted) = {
                             let s = self.state();
                             (
@@ -184,59 +177,38 @@ impl Session {
                         };
                         let shell_owns =
                             self.foreground_group().is_none_or(|pg| pg == self.pid) && !running;
-                        // A prompt drawn since the wait began says the command is over at once;
-                        // without marks, the output must also have settled.
+                        // A prompt drawn since the wait began says the command is over at
+                        // once; without marks, the output must also have settled.
                         let settled_at = last_output.max(start) + SETTLE;
-                        if shell_owns && (prompted || Instant::now() >= settled_at) {
-                            return done(Reason::Exit, None);
+                        if shell_owns && (prompted || now >= settled_at) {
+                            return Look::Done((Reason::Exit, None));
                         }
-                        wake_at = Some(if shell_owns {
+                        let at = if shell_owns {
                             settled_at
                         } else {
-                            Instant::now() + FOREGROUND_RECHECK
-                        });
+                            now + FOREGROUND_RECHECK
+                        };
+                        wake_at = Some(wake_at.map_or(at, |w| w.min(at)));
+                    }
+                    Until::Quiet(quiet) => {
+                        let quiet_at = last_output.max(start) + *quiet;
+                        if now >= quiet_at {
+                            return Look::Done((Reason::Quiet, None));
+                        }
+                        wake_at = Some(wake_at.map_or(quiet_at, |w| w.min(quiet_at)));
                     }
                 }
-                Until::Quiet(quiet) => {
-                    let quiet_at = last_output.max(start) + *quiet;
-                    if Instant::now() >= quiet_at {
-                        return done(Reason::Quiet, None);
-                    }
-                    wake_at = Some(quiet_at);
+                if gone {
+                    // The program is gone: nothing more will come.
+                    return Look::Done((Reason::Exit, None));
                 }
-            }
-            if gone {
-                // The program is gone: nothing more will come.
-                return done(Reason::Exit, None);
-            }
-            if let Some(at) = gone_at {
-                wake_at = Some(wake_at.map_or(at, |w| w.min(at)));
-            }
-            if Instant::now() >= next_progress {
-                let last_line = self.state().history.last_line();
-                progress.report(start.elapsed(), &last_line);
-                next_progress = Instant::now() + PROGRESS_EVERY;
-            }
-            let mut sleep_until = next_progress;
-            if let Some(w) = wake_at {
-                sleep_until = sleep_until.min(w);
-            }
-            let sleep_until = tokio::time::Instant::from_std(sleep_until).min(deadline);
-            tokio::select! {
-                _ = rx.changed() => {}
-                _ = tokio::time::sleep_until(sleep_until) => {}
-                _ = cancel.cancelled() => return done(Reason::Cancelled, None),
-            }
-            if tokio::time::Instant::now() >= deadline {
-                let s = self.state();
-                return Outcome {
-                    reason: Reason::Timeout,
-                    matched: None,
-                    matched_line: None,
-                    position: s.log.end(),
-                    exit: s.exit.clone(),
-                };
-            }
+                wake_at.map_or(Look::Output, Look::Until)
+            })
+            .await;
+        match waited {
+            Waited::Done((reason, matched)) => outcome(reason, matched),
+            Waited::Deadline => outcome(Reason::Timeout, None),
+            Waited::Cancelled => outcome(Reason::Cancelled, None),
         }
     }
 
@@ -249,27 +221,21 @@ impl Session {
         cancel: &CancellationToken,
     ) -> bool {
         let start = Instant::now();
-        let deadline = tokio::time::Instant::now() + max;
-        let mut rx = self.subscribe();
-        loop {
-            rx.borrow_and_update();
-            let (last_output, gone) = {
-                let s = self.state();
-                (s.last_output, s.exit.is_some() && s.eof)
-            };
-            let idle_at = last_output.max(start) + idle;
-            if Instant::now() >= idle_at || gone {
-                return false;
-            }
-            let wake = tokio::time::Instant::from_std(idle_at).min(deadline);
-            tokio::select! {
-                _ = rx.changed() => {}
-                _ = tokio::time::sleep_until(wake) => {}
-                _ = cancel.cancelled() => return false,
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return true;
-            }
-        }
+        let waited = Waiter::new(self)
+            .until(start + max)
+            .cancel(cancel)
+            .run(|now| {
+                let (last_output, gone) = {
+                    let s = self.state();
+                    (s.last_output, s.exit.is_some() && s.eof)
+                };
+                let idle_at = last_output.max(start) + idle;
+                if now >= idle_at || gone {
+                    return Look::Done(());
+                }
+                Look::Until(idle_at)
+            })
+            .await;
+        matches!(waited, Waited::Deadline)
     }
 }

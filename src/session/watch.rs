@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::scan::LineScan;
 use super::terminal::Session;
-use super::wait::PROGRESS_EVERY;
+use super::waiter::{Look, Waited, Waiter};
 use crate::progress::Progress;
 
 /// The longest a watch may last (1 hour).
@@ -69,85 +69,68 @@ impl Session {
         progress: &dyn Progress,
     ) -> WatchOutcome {
         let start = Instant::now();
-        let deadline = start + timeout.min(MAX_WATCH);
-        let mut rx = self.subscribe();
         let mut scan = LineScan::new(since.unwrap_or_else(|| self.wait_start()));
         let mut recent: VecDeque<String> = VecDeque::new();
-        let mut next_progress = start + PROGRESS_EVERY;
-        loop {
-            rx.borrow_and_update();
-            let (last_output, gone, gone_at) = {
-                let s = self.state();
-                (s.last_output, s.gone(), s.gone_at())
-            };
-            let mut hit: Option<(String, String, Vec<String>)> = None;
-            let after = scan.next(self, |line| {
-                if let Some(t) = self.first_trigger(triggers, line) {
-                    hit = Some((t, line.to_string(), recent.iter().cloned().collect()));
-                    return true;
-                }
-                if context_lines > 0 {
-                    recent.push_back(line.to_string());
-                    if recent.len() > context_lines {
-                        recent.pop_front();
+        let waited = Waiter::new(self)
+            .until(start + timeout.min(MAX_WATCH))
+            .cancel(cancel)
+            .progress(progress)
+            .run(|now| {
+                let (last_output, gone, gone_at) = {
+                    let s = self.state();
+                    (s.last_output, s.gone(), s.gone_at())
+                };
+                let mut hit: Option<(String, String, Vec<String>)> = None;
+                let after = scan.next(self, |line| {
+                    if let Some(t) = self.first_trigger(triggers, line) {
+                        hit = Some((t, line.to_string(), recent.iter().cloned().collect()));
+                        return true;
+                    }
+                    if context_lines > 0 {
+                        recent.push_back(line.to_string());
+                        if recent.len() > context_lines {
+                            recent.pop_front();
+                        }
+                    }
+                    false
+                });
+                // A prompt that ends without a newline (`Password: `) is a line too.
+                if hit.is_none() {
+                    let partial = scan.partial();
+                    if !partial.is_empty()
+                        && let Some(t) = self.first_trigger(triggers, &partial)
+                    {
+                        hit = Some((t, partial, recent.iter().cloned().collect()));
                     }
                 }
-                false
-            });
-            // A prompt that ends without a newline (`Password: `) is a line too.
-            if hit.is_none() {
-                let partial = scan.partial();
-                if !partial.is_empty()
-                    && let Some(t) = self.first_trigger(triggers, &partial)
-                {
-                    hit = Some((t, partial, recent.iter().cloned().collect()));
+                let pos = after.unwrap_or(scan.pos);
+                if let Some((id, line, context)) = hit {
+                    return Look::Done(WatchOutcome {
+                        reason: WatchReason::Trigger,
+                        trigger_id: Some(id),
+                        matched_line: Some(line),
+                        context,
+                        position: pos,
+                    });
                 }
-            }
-            let pos = after.unwrap_or(scan.pos);
-            if let Some((id, line, context)) = hit {
-                return WatchOutcome {
-                    reason: WatchReason::Trigger,
-                    trigger_id: Some(id),
-                    matched_line: Some(line),
-                    context,
-                    position: pos,
-                };
-            }
-            let outcome = |reason| WatchOutcome {
-                reason,
-                trigger_id: None,
-                matched_line: None,
-                context: Vec::new(),
-                position: pos,
-            };
-            if gone {
-                return outcome(WatchReason::Exit);
-            }
-            let now = Instant::now();
-            let mut wake = deadline.min(next_progress);
-            if let Some(at) = gone_at {
-                wake = wake.min(at);
-            }
-            if let Some(q) = quiet {
-                let quiet_at = last_output.max(start) + q;
-                if now >= quiet_at {
-                    return outcome(WatchReason::Quiet);
+                if gone {
+                    return Look::Done(ended(WatchReason::Exit, pos));
                 }
-                wake = wake.min(quiet_at);
-            }
-            if now >= deadline {
-                return outcome(WatchReason::Timeout);
-            }
-            if now >= next_progress {
-                progress.report(start.elapsed(), recent.back().map_or("", |s| s.as_str()));
-                next_progress = now + PROGRESS_EVERY;
-                wake = wake.min(next_progress);
-            }
-            tokio::select! {
-                _ = rx.changed() => {}
-                _ = tokio::time::sleep_until(tokio::time::Instant::from_std(wake)) => {}
-                _ = cancel.cancelled() => return outcome(WatchReason::Cancelled),
-            }
+                let mut wake = gone_at;
+                if let Some(q) = quiet {
+                    let quiet_at = last_output.max(start) + q;
+                    if now >= quiet_at {
+                        return Look::Done(ended(WatchReason::Quiet, pos));
+                    }
+                    wake = Some(wake.map_or(quiet_at, |w| w.min(quiet_at)));
+                }
+                wake.map_or(Look::Output, Look::Until)
+            })
+            .await;
+        match waited {
+            Waited::Done(outcome) => outcome,
+            Waited::Deadline => ended(WatchReason::Timeout, scan.pos),
+            Waited::Cancelled => ended(WatchReason::Cancelled, scan.pos),
         }
     }
 
@@ -168,5 +151,16 @@ impl Session {
             return Some(t.id.clone());
         }
         None
+    }
+}
+
+/// A watch that ended without a trigger, at output position `position`.
+fn ended(reason: WatchReason, position: u64) -> WatchOutcome {
+    WatchOutcome {
+        reason,
+        trigger_id: None,
+        matched_line: None,
+        context: Vec::new(),
+        position,
     }
 }
