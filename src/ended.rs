@@ -13,12 +13,9 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use alacritty_terminal::grid::Dimensions;
-
 use serde::Serialize;
 
 use crate::session::terminal::{Exit, Session, describe_exit};
-use crate::session::{redraw, screen};
 
 /// Most ended sessions remembered.
 pub const MAX_ENDED: usize = 50;
@@ -100,21 +97,9 @@ impl Ended {
 
     /// Remembers `session` as it is now (call it once its processes are gone or going).
     pub fn record(&self, session: &Session, why: &str) {
-        let (text, bytes, cwd, cols, rows, exit) = {
-            let state = session.state();
-            let grid = state.emu.term().grid();
-            (
-                screen::plain_text(&state.emu),
-                redraw::redraw(&state.emu),
-                state
-                    .reported_cwd
-                    .clone()
-                    .unwrap_or_else(|| session.shape.cwd.display().to_string()),
-                grid.columns() as u16,
-                grid.screen_lines() as u16,
-                state.exit.clone(),
-            )
-        };
+        let look = session.last_look();
+        let (text, bytes, cwd, exit) = (look.text, look.redraw, look.cwd, look.exit);
+        let (cols, rows) = (look.size.cols, look.size.rows);
         let ended_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()

@@ -24,10 +24,11 @@ use serde::Serialize;
 use crate::config::{Config, SessionIds};
 use crate::ended::Ended;
 use crate::error::{Error, Result};
+use crate::session::call::SessionCall;
 use crate::session::emulator::Size;
-use crate::session::screen;
 use crate::session::shell;
 use crate::session::terminal::{Session, Shape, describe_exit};
+use tokio_util::sync::CancellationToken;
 
 /// Most reserved ids remembered.
 const MAX_RESERVED: usize = 1000;
@@ -146,8 +147,9 @@ impl SessionManager {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Starts a new session.
-    pub fn start(&self, req: StartRequest) -> Result<Arc<Session>> {
+    /// Starts a new session; the caller has its first turn. Blocking (PTY, fork/exec,
+    /// threads, socket): call it off the async workers.
+    pub fn start(&self, req: StartRequest) -> Result<SessionCall> {
         let shell = match &req.remote {
             Some(r) => shell::Shell {
                 program: r.kind.name().into(),
@@ -212,7 +214,11 @@ impl SessionManager {
         })?;
         let session = self.spawn_reserved(&id, shape)?;
         self.changed();
-        Ok(session)
+        session.try_turn().ok_or_else(|| {
+            Error::Other(format!(
+                "Session {id} started but another call took it first; call it by its id."
+            ))
+        })
     }
 
     /// How many sessions count against the limit: live ones and those being spawned.
@@ -284,14 +290,14 @@ impl SessionManager {
     fn evict_least_recently_used(&self, candidates: Vec<Arc<Session>>) -> bool {
         let mut by_age: Vec<(Duration, Arc<Session>)> = candidates
             .into_iter()
-            .filter(|s| s.op.clone().try_lock_owned().is_ok())
+            .filter(|s| s.try_turn().is_some())
             .map(|s| (s.status().idle, s))
             .collect();
         by_age.sort_by_key(|(idle, _)| std::cmp::Reverse(*idle));
         let Some((_, session)) = by_age.into_iter().next() else {
             return false;
         };
-        let last_screen = screen::plain_text(&session.state().emu);
+        let last_screen = session.screen_text();
         let why = {
             let mut inner = self.inner();
             let before = inner.live.len();
@@ -319,6 +325,35 @@ impl SessionManager {
         true
     }
 
+    /// A call's turn on the live session with this id or name (see [`SessionCall`]): waits,
+    /// cancellably, while another call holds it. A reserved id is started afresh (off the
+    /// async workers) and the call is told so through [`Error::Respawned`].
+    pub async fn call(
+        self: &Arc<Self>,
+        id: &str,
+        cancel: &CancellationToken,
+    ) -> Result<SessionCall> {
+        let session = match self
+            .peek(id)
+            .filter(|s| s.is_command() || s.exit().is_none())
+        {
+            Some(session) => session,
+            None => {
+                let (this, id) = (self.clone(), id.to_string());
+                tokio::task::spawn_blocking(move || this.get(&id))
+                    .await
+                    .map_err(|e| {
+                        Error::Other(format!("The session could not be started again ({e})."))
+                    })??
+            }
+        };
+        session.turn(cancel).await.ok_or_else(|| {
+            Error::Other(
+                "The call was cancelled while another call on this session was running.".into(),
+            )
+        })
+    }
+
     /// The live session with this id or name. A reserved id is started afresh, and the
     /// call is told so through [`Error::Respawned`].
     pub fn get(&self, id: &str) -> Result<Arc<Session>> {
@@ -333,7 +368,7 @@ impl SessionManager {
             if !session.is_command()
                 && let Some(exit) = session.exit()
             {
-                let last_screen = screen::plain_text(&session.state().emu);
+                let last_screen = session.screen_text();
                 let retired = {
                     let mut inner = self.inner();
                     let before = inner.live.len();
@@ -458,16 +493,28 @@ impl SessionManager {
         Ok(Stopped::Live(session))
     }
 
-    /// Kills a session and starts the same shape again under the same id.
-    pub async fn restart(&self, session: &Arc<Session>) -> Result<Arc<Session>> {
+    /// Kills the session of `call` and starts the same shape again under the same id
+    /// (spawned off the async workers); the caller has the fresh session's first turn.
+    pub async fn restart(&self, call: &SessionCall) -> Result<SessionCall> {
+        let session = call.session().clone();
         kill_off_workers(session.clone()).await;
-        let fresh = Session::spawn(session.id.clone(), session.shape.clone())?;
+        let (id, shape) = (session.id.clone(), session.shape.clone());
+        let fresh = tokio::task::spawn_blocking(move || Session::spawn(id, shape))
+            .await
+            .map_err(|e| {
+                Error::Other(format!("The session could not be started again ({e})."))
+            })??;
         let mut inner = self.inner();
         inner.live.retain(|s| s.id != session.id);
         inner.live.push(fresh.clone());
         drop(inner);
         self.changed();
-        Ok(fresh)
+        fresh.try_turn().ok_or_else(|| {
+            Error::Other(format!(
+                "Session {} restarted but another call took it first; call it again.",
+                fresh.id
+            ))
+        })
     }
 
     /// The live session with this id or name, without touching it or restarting a reserved
@@ -524,13 +571,13 @@ impl SessionManager {
         for session in candidates {
             // A session inside a tool call (a long wait) is in use, not idle; holding its call
             // lock until it is gone keeps a call from starting on it meanwhile.
-            let Ok(_call) = session.op.clone().try_lock_owned() else {
+            let Some(_call) = session.try_turn() else {
                 continue;
             };
             if session.status().idle < self.config.idle_timeout {
                 continue;
             }
-            let last_screen = screen::plain_text(&session.state().emu);
+            let last_screen = session.screen_text();
             let why = format!(
                 "it was idle for more than {}",
                 human(self.config.idle_timeout)

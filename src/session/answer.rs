@@ -65,7 +65,7 @@ pub enum Answered {
 impl Session {
     /// The exit status of a command that ended since the last write: one that was running
     /// then, or one the write started (its `C` came after it). `None` otherwise.
-    pub fn ended_since_input(&self) -> Option<i32> {
+    pub(crate) fn ended_since_input(&self) -> Option<i32> {
         let s = self.state();
         s.phase()
             .ended_since(&s.input_snapshot.phase)
@@ -74,7 +74,7 @@ impl Session {
     }
 
     /// The facts [`Session::wait_answer`] compares against; taken before a write.
-    pub fn input_snapshot(&self) -> InputSnapshot {
+    pub(crate) fn input_snapshot(&self) -> InputSnapshot {
         let group = self.foreground_group();
         let phase = *self.state().phase();
         InputSnapshot {
@@ -102,7 +102,7 @@ impl Session {
 
     /// Waits until the program answered the input written last (see the module doc), the
     /// output was quiet for [`FALLBACK_QUIET`], or `max` passed.
-    pub async fn wait_answer(&self, max: Duration, cancel: &CancellationToken) -> Answered {
+    pub(crate) async fn wait_answer(&self, max: Duration, cancel: &CancellationToken) -> Answered {
         let start = Instant::now();
         let deadline = start + max;
         let snap = self.state().input_snapshot;

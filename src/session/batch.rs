@@ -84,7 +84,7 @@ fn short(text: &str) -> String {
 
 /// How a batch went.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct BatchOutcome {
     /// Actions done, counted from the start.
     pub completed: usize,
     /// The 1-based number of the action that failed, and why.
@@ -125,22 +125,22 @@ pub fn validate(actions: &[Action], rows: usize, cols: usize) -> Result<()> {
 
 impl Session {
     /// Validates then runs `actions` in order, stopping at the first failure.
-    pub async fn run_batch(
+    pub(crate) async fn run_batch(
         &self,
         actions: &[Action],
         cancel: &CancellationToken,
-    ) -> Result<Outcome> {
+    ) -> Result<BatchOutcome> {
         let (rows, cols) = self.screen_size();
         validate(actions, rows, cols)?;
         for (i, action) in actions.iter().enumerate() {
             if let Err(e) = self.run_action(action, cancel).await {
-                return Ok(Outcome {
+                return Ok(BatchOutcome {
                     completed: i,
                     failure: Some((i + 1, e.to_string())),
                 });
             }
         }
-        Ok(Outcome {
+        Ok(BatchOutcome {
             completed: actions.len(),
             failure: None,
         })

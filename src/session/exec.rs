@@ -129,7 +129,7 @@ impl Session {
     }
 
     /// Runs one command at the prompt.
-    pub async fn exec(
+    pub(crate) async fn exec(
         &self,
         req: &ExecRequest,
         cancel: &CancellationToken,

@@ -14,6 +14,7 @@
 pub mod answer;
 pub mod attach;
 pub mod batch;
+pub mod call;
 pub mod capture;
 pub mod control;
 pub mod dcs_query;

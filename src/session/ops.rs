@@ -29,6 +29,9 @@ pub struct OutputRead {
     pub dropped_bytes: u64,
 }
 
+/// Longest wait for a remote shell's first mark: the connect timeout, a login and the user's
+/// profile on a slow or loaded machine.
+pub const CONNECT_MAX: Duration = Duration::from_secs(20);
 /// A new session is ready once its prompt is drawn: at most this long is waited for it.
 pub const READY_MAX: Duration = Duration::from_secs(10);
 /// Without a prompt's `B` mark, "drawn" means output that has been still this long…
@@ -44,7 +47,7 @@ impl Session {
     /// drop `B`), or without hooks; and with hooks but no prompt mark (the user's startup
     /// files broke them, or are still running after the first `D`), output followed by
     /// [`READY_IDLE_UNMARKED`] of quiet.
-    pub async fn wait_ready(&self, cancel: &CancellationToken) {
+    pub(crate) async fn wait_ready(&self, cancel: &CancellationToken) {
         self.wait_ready_for(READY_MAX, cancel).await
     }
 
@@ -55,7 +58,7 @@ impl Session {
     }
 
     /// [`Session::wait_ready`], bounded by `max`.
-    pub async fn wait_ready_for(&self, max: Duration, cancel: &CancellationToken) {
+    pub(crate) async fn wait_ready_for(&self, max: Duration, cancel: &CancellationToken) {
         Waiter::new(self)
             .until(Instant::now() + max)
             .cancel(cancel)
@@ -88,8 +91,40 @@ impl Session {
             .await;
     }
 
+    /// A remote session's shell: waits (bounded by [`CONNECT_MAX`], woken by output) until
+    /// it printed its first mark, or the transport ended. A quiet pause in a slow login is not
+    /// taken for readiness. Returns at once for a local session.
+    pub(crate) async fn wait_connected(&self, cancel: &CancellationToken) {
+        if self.shape.remote.is_none() {
+            return;
+        }
+        Waiter::new(self)
+            .until(Instant::now() + CONNECT_MAX)
+            .cancel(cancel)
+            .run(|_| {
+                let s = self.state();
+                match s.integrated() || s.exit.is_some() || s.eof {
+                    true => Look::Done(()),
+                    false => Look::Output,
+                }
+            })
+            .await;
+    }
+
+    /// Waits (at most `max`) until the main process exited and its output reached its end:
+    /// a failed transport's last words are read by the reader, which can trail the reap.
+    pub(crate) async fn wait_output_end(&self, max: Duration) {
+        Waiter::new(self)
+            .until(Instant::now() + max)
+            .run(|_| match self.output_ended() {
+                true => Look::Done(()),
+                false => Look::Output,
+            })
+            .await;
+    }
+
     /// Output between `from` and the end, rendered (or raw), cut to `max_lines` head + tail.
-    pub fn output_since(&self, from: u64, max_lines: usize, raw: bool) -> OutputRead {
+    pub(crate) fn output_since(&self, from: u64, max_lines: usize, raw: bool) -> OutputRead {
         let (start, bytes, end) = {
             let s = self.state();
             let (start, bytes) = s.log.since(from);
@@ -117,7 +152,7 @@ impl Session {
     /// `terminal_read`'s output view: waits until output is idle, then returns what came
     /// since `since` (default: where the last read ended). Returns the read and whether the
     /// hard timeout cut the wait.
-    pub async fn read_output(
+    pub(crate) async fn read_output(
         &self,
         since: Option<u64>,
         idle: Duration,
@@ -135,7 +170,7 @@ impl Session {
 
     /// Types `data` (or pastes it, bracketed when the program asked for that). Returns the
     /// output position at the moment of writing.
-    pub async fn type_text(&self, data: &str, paste: bool) -> Result<u64> {
+    pub(crate) async fn type_text(&self, data: &str, paste: bool) -> Result<u64> {
         let bytes = if paste {
             let bracketed = self.state().emu.mode().contains(TermMode::BRACKETED_PASTE);
             let body = data.replace("\r\n", "\r").replace('\n', "\r");
@@ -151,7 +186,7 @@ impl Session {
     }
 
     /// Presses a key (or combo) `count` times.
-    pub async fn press(&self, key: &str, count: usize) -> Result<u64> {
+    pub(crate) async fn press(&self, key: &str, count: usize) -> Result<u64> {
         let app_cursor = self.state().emu.mode().contains(TermMode::APP_CURSOR);
         let one = keys::encode(key, app_cursor)?;
         let mut bytes = Vec::with_capacity(one.len() * count);
@@ -184,7 +219,7 @@ impl Session {
     /// Left-clicks 1-based (`row`, `col`) in the program's mouse protocol; an error (and
     /// nothing sent) when the program does not report the mouse. Returns the position and
     /// the encoding used.
-    pub async fn click(&self, row: usize, col: usize) -> Result<(u64, mouse::Encoding)> {
+    pub(crate) async fn click(&self, row: usize, col: usize) -> Result<(u64, mouse::Encoding)> {
         self.check_cell(row, col)?;
         let mode = self.state().emu.mode();
         let bytes = mouse::click(mode, row, col)?;
@@ -195,7 +230,7 @@ impl Session {
     /// Turns the wheel `amount` steps over 1-based (`row`, `col`): wheel reports to a
     /// mouse-aware program, arrow keys to an alternate-screen one, else an error. Returns the
     /// position and how it was sent (`wheel` or `keys`).
-    pub async fn scroll(
+    pub(crate) async fn scroll(
         &self,
         row: usize,
         col: usize,

@@ -68,6 +68,17 @@ pub struct Status {
     pub size: Size,
 }
 
+/// A session's screen and facts at one moment (see [`Session::last_look`]).
+#[derive(Debug, Clone)]
+pub struct LastLook {
+    pub text: String,
+    /// Bytes that redraw the screen elsewhere (`redraw.rs`).
+    pub redraw: Vec<u8>,
+    pub cwd: String,
+    pub size: Size,
+    pub exit: Option<Exit>,
+}
+
 /// How the session's main process ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exit {
@@ -76,34 +87,34 @@ pub struct Exit {
 }
 
 /// Everything the reader feeds; read by tool calls under a short lock.
-pub struct State {
-    pub emu: Emulator,
-    pub log: OutputLog,
-    pub history: LineHistory,
-    pub echo: EchoMask,
+pub(crate) struct State {
+    pub(super) emu: Emulator,
+    pub(super) log: OutputLog,
+    pub(super) history: LineHistory,
+    pub(super) echo: EchoMask,
     /// Where the next `terminal_read` without `since` starts.
-    pub read_cursor: u64,
+    pub(super) read_cursor: u64,
     /// The output position when input was last written: a wait without `since` starts at
     /// the later of this and `read_cursor`, so output that arrived between a write and the
     /// wait is seen, and unread output from before the write is not taken for its answer.
-    pub input_at: u64,
+    pub(super) input_at: u64,
     /// Taken at the last write, before the bytes went out (see `answer.rs`).
-    pub input_snapshot: super::answer::InputSnapshot,
-    pub last_output: Instant,
-    pub exit: Option<Exit>,
+    pub(super) input_snapshot: super::answer::InputSnapshot,
+    pub(super) last_output: Instant,
+    pub(super) exit: Option<Exit>,
     /// When `exit` was recorded.
-    pub exited_at: Option<Instant>,
-    pub eof: bool,
+    pub(super) exited_at: Option<Instant>,
+    pub(super) eof: bool,
     /// When each `terminal_watch` trigger last matched, for its cooldown.
-    pub cooldowns: std::collections::HashMap<String, Instant>,
+    pub(super) cooldowns: std::collections::HashMap<String, Instant>,
     /// Shell-integration marks seen lately (OSC 133 / OSC 7), oldest first.
-    pub marks: std::collections::VecDeque<Mark>,
+    pub(super) marks: std::collections::VecDeque<Mark>,
     /// How many marks were ever seen (the first kept is number `marks_seen - marks.len()`).
-    pub marks_seen: u64,
+    pub(super) marks_seen: u64,
     /// The working directory the shell last reported (OSC 7).
-    pub reported_cwd: Option<String>,
+    pub(super) reported_cwd: Option<String>,
     /// The whole output of the running `terminal_exec`, if one runs.
-    pub capture: Option<super::capture::Capture>,
+    pub(super) capture: Option<super::capture::Capture>,
     scanner: Scanner,
     /// Only signed marks count (the shell runs our hooks).
     signed: bool,
@@ -113,7 +124,7 @@ pub struct State {
     /// starts at an output position began.
     phase_before: std::collections::VecDeque<CommandPhase>,
     /// People attached over the session's socket; every output chunk is queued for them.
-    pub attached: super::attach::Clients,
+    pub(super) attached: super::attach::Clients,
 }
 
 /// How long after its exit a program's output may still be arriving.
@@ -288,8 +299,9 @@ pub struct Session {
     /// Set while the reader waits for output (see [`Session::scanned_all`]).
     reader_idle: Arc<std::sync::atomic::AtomicBool>,
     events: Arc<watch::Sender<u64>>,
-    /// Held by a tool call for its whole duration: calls on one session run one at a time.
-    pub op: Arc<tokio::sync::Mutex<()>>,
+    /// Held by a tool call for its whole duration (a [`super::call::SessionCall`]): calls on
+    /// one session run one at a time.
+    pub(super) turn: Arc<tokio::sync::Mutex<()>>,
     last_used: Mutex<Instant>,
     /// The socket people attach through (see `attach.rs`).
     pub(super) attach: std::sync::OnceLock<super::attach::Listener>,
@@ -468,7 +480,7 @@ impl Session {
             master_fd,
             reader_idle: replies_idle,
             events,
-            op: Arc::new(tokio::sync::Mutex::new(())),
+            turn: Arc::new(tokio::sync::Mutex::new(())),
             last_used: Mutex::new(now),
             attach: Default::default(),
             control: Default::default(),
@@ -478,7 +490,7 @@ impl Session {
     }
 
     /// The state, locked. Hold it briefly and never across an await.
-    pub fn state(&self) -> MutexGuard<'_, State> {
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
     }
 
@@ -563,16 +575,62 @@ impl Session {
         }
     }
 
+    /// The output position now: how many bytes the program has printed.
+    pub fn position(&self) -> u64 {
+        self.state().log.end()
+    }
+
+    /// True once the shell has printed a prompt mark: its commands can be followed exactly.
+    pub fn integrated(&self) -> bool {
+        self.state().integrated()
+    }
+
+    /// True once the main process exited and its output reached its end.
+    pub fn output_ended(&self) -> bool {
+        let s = self.state();
+        s.exit.is_some() && s.eof
+    }
+
+    /// True once the main process exited or its output reached its end.
+    pub fn ending(&self) -> bool {
+        let s = self.state();
+        s.exit.is_some() || s.eof
+    }
+
+    /// The screen as plain text (for a person, a resource read, a last screen).
+    pub fn screen_text(&self) -> String {
+        super::screen::plain_text(&self.state().emu)
+    }
+
+    /// The session as it is now, to remember once it ended.
+    pub fn last_look(&self) -> LastLook {
+        let s = self.state();
+        let grid = s.emu.term().grid();
+        LastLook {
+            text: super::screen::plain_text(&s.emu),
+            redraw: super::redraw::redraw(&s.emu),
+            cwd: s
+                .reported_cwd
+                .clone()
+                .unwrap_or_else(|| self.shape.cwd.display().to_string()),
+            size: Size {
+                cols: grid.columns() as u16,
+                rows: grid.screen_lines() as u16,
+            },
+            exit: s.exit.clone(),
+        }
+    }
+
     /// Where a wait or watch without `since` starts: the later of the read cursor and the
     /// last write, so nothing that arrived after the agent's input or last read is missed.
-    pub fn wait_start(&self) -> u64 {
+    pub(crate) fn wait_start(&self) -> u64 {
         let s = self.state();
         s.read_cursor.max(s.input_at).min(s.log.end())
     }
 
     /// Writes bytes to the program. `echo` is the text whose echo waits must not match.
     /// Returns the output position at the moment of writing.
-    pub async fn write(&self, bytes: Vec<u8>, echo: Option<&str>) -> Result<u64> {
+    pub(crate) async fn write(&self, bytes: Vec<u8>, echo: Option<&str>) -> Result<u64> {
         self.agent_may_type()?;
         if let Some(exit) = self.exit() {
             return Err(Error::Other(format!(
@@ -625,7 +683,7 @@ impl Session {
     }
 
     /// Changes the terminal size.
-    pub fn resize(&self, size: Size) -> Result<()> {
+    pub(crate) fn resize(&self, size: Size) -> Result<()> {
         self.master
             .lock()
             .unwrap_or_else(|e| e.into_inner())

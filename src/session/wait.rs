@@ -108,7 +108,7 @@ fn find_in_stream(
 
 impl Session {
     /// Waits for `until`, looking at output from `since`, for at most `timeout`.
-    pub async fn wait_until(
+    pub(crate) async fn wait_until(
         &self,
         until: &Until,
         since: u64,
@@ -214,7 +214,7 @@ impl Session {
 
     /// Waits until output has been idle for `idle` (counting from now at the latest), for at
     /// most `max`. Returns true if it stopped because output kept coming until `max`.
-    pub async fn wait_idle(
+    pub(crate) async fn wait_idle(
         &self,
         idle: Duration,
         max: Duration,

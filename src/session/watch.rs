@@ -58,7 +58,7 @@ pub struct WatchOutcome {
 impl Session {
     /// Watches the output from `since` (default: [`Session::wait_start`]) line by line.
     #[allow(clippy::too_many_arguments)]
-    pub async fn watch(
+    pub(crate) async fn watch(
         &self,
         triggers: &[Trigger],
         quiet: Option<Duration>,

@@ -119,7 +119,7 @@ async fn watch(mut ws: WebSocket, session: &Arc<Session>, web: &Web, me: u64) {
                     }
                 }
                 None => {
-                    let ended = session.exit().is_some() || session.state().eof;
+                    let ended = session.ending();
                     if ended {
                         let _ = ws.send(text(serde_json::json!({"type": "ended"}))).await;
                         return;

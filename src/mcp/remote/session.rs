@@ -5,12 +5,11 @@
 //! that failed on the link (unknown host key, refused login, unreachable) becomes the same
 //! one-sentence error as a one-shot run gives, with the dead session removed.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use termpilot::remote::failure;
 use termpilot::remote::shell::RemoteShell;
-use termpilot::session::terminal::Session;
+use termpilot::session::call::SessionCall;
 
 use super::route;
 use crate::mcp::registry::ToolCtx;
@@ -50,62 +49,18 @@ pub fn remote_shell(
     }))
 }
 
-/// Longest wait for a remote shell's first prompt: the connect timeout, a login and the
-/// user's profile on a slow or loaded machine.
-const FIRST_PROMPT_MAX: Duration = Duration::from_secs(20);
-
-/// Waits (bounded, woken by output) until a remote session's shell printed its first mark,
-/// or the transport ended. A quiet pause in a slow login is not taken for readiness.
-pub async fn wait_first_prompt(session: &Session, cancel: &tokio_util::sync::CancellationToken) {
-    if session.shape.remote.is_none() {
-        return;
-    }
-    let mut events = session.subscribe();
-    let _ = tokio::time::timeout(FIRST_PROMPT_MAX, async {
-        loop {
-            events.borrow_and_update();
-            {
-                let s = session.state();
-                if s.integrated() || s.exit.is_some() || s.eof {
-                    return;
-                }
-            }
-            tokio::select! {
-                changed = events.changed() => if changed.is_err() { return },
-                _ = cancel.cancelled() => return,
-            }
-        }
-    })
-    .await;
-    // The prompt's own marks follow the first one within the same output burst.
-    session.wait_ready(cancel).await;
-}
-
 /// After the first prompt (or the transport's end): a link that failed is an error, and the
 /// session is removed; a live one is returned as it is.
-pub async fn check_started(ctx: &ToolCtx, session: &Arc<Session>) -> Result<(), ToolError> {
+pub async fn check_started(ctx: &ToolCtx, session: &SessionCall) -> Result<(), ToolError> {
     let Some(remote) = &session.shape.remote else {
         return Ok(());
     };
-    wait_first_prompt(session, &ctx.cancel).await;
-    let gone = {
-        let s = session.state();
-        s.exit.is_some() || s.eof
-    };
-    if !gone {
+    if !session.ending() {
         return Ok(());
     }
-    let mut events = session.subscribe();
     // Both the exit and the end of output: ssh's last words (why it failed) are read by
     // the reader, which can trail the reaping of the process on a loaded machine.
-    let _ = tokio::time::timeout(EXIT_GRACE, async {
-        while session.exit().is_none() || !session.state().eof {
-            if events.changed().await.is_err() {
-                return;
-            }
-        }
-    })
-    .await;
+    session.wait_output_end(EXIT_GRACE).await;
     let code = session.exit().and_then(|e| e.code);
     let output = session.output_since(0, 50, false).output;
     let _ = ctx.core.sessions.stop(&session.id).await;

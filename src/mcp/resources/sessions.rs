@@ -5,7 +5,6 @@
 use base64::Engine as _;
 use rmcp::model::{Resource, ResourceContents};
 use termpilot::Core;
-use termpilot::session::screen;
 
 use super::Provider;
 
@@ -53,7 +52,7 @@ impl Provider for Sessions {
             )));
         };
         Some(if what == "screen" {
-            let text = screen::plain_text(&session.state().emu);
+            let text = session.screen_text();
             Ok(vec![ResourceContents::text(text, uri)])
         } else {
             session

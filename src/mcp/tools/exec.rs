@@ -135,7 +135,7 @@ async fn run_one(
     session_id: &str,
     req: &ExecRequest,
 ) -> Result<ExecResult, ToolError> {
-    let (session, _guard) = lock_to_type(ctx, session_id).await?;
+    let session = lock_to_type(ctx, session_id).await?;
     // Its spill file (fullOutputPath) is the session's: removed when the session ends.
     let owner = termpilot::sessions::spill_owner(&session);
     let outcome =
@@ -235,7 +235,7 @@ async fn retry(ctx: ToolCtx, p: RetryParams) -> Result<RetryResult, ToolError> {
         min_output_bytes: 1,
     };
     if p.success_exit_code.is_some() {
-        let (session, _guard) = lock(&ctx, &p.session_id).await?;
+        let session = lock(&ctx, &p.session_id).await?;
         if session.mode() == Mode::ProcessGroup {
             return Err(ToolError::new(
                 "This session's shell reports no exit codes (no integration), so successExitCode can never match; pass successExitCode: null with a successPattern, or use bash, zsh, fish or sh.",

@@ -112,8 +112,8 @@ pub struct ScreenshotParams {
 }
 
 async fn screenshot(ctx: ToolCtx, p: ScreenshotParams) -> Result<WithImages<ImageInfo>, ToolError> {
-    let (session, _guard) = lock(&ctx, &p.session_id).await?;
-    let (png, theme) = render(&session, p.theme, None).await?;
+    let session = lock(&ctx, &p.session_id).await?;
+    let (png, theme) = render(session.session(), p.theme, None).await?;
     Ok(WithImages {
         value: ImageInfo::of(&png, theme),
         images: vec![png.bytes],
@@ -157,9 +157,9 @@ pub struct ClickResult {
 }
 
 async fn click(ctx: ToolCtx, p: ClickParams) -> Result<WithImages<ClickResult>, ToolError> {
-    let (session, _guard) = lock_to_type(&ctx, &p.session_id).await?;
+    let session = lock_to_type(&ctx, &p.session_id).await?;
     if p.preview {
-        let (png, theme) = render(&session, p.theme, Some((p.row, p.col))).await?;
+        let (png, theme) = render(session.session(), p.theme, Some((p.row, p.col))).await?;
         return Ok(WithImages {
             value: ClickResult {
                 row: p.row,
@@ -235,7 +235,7 @@ pub struct ScrollResult {
 }
 
 async fn scroll(ctx: ToolCtx, p: ScrollParams) -> Result<ScrollResult, ToolError> {
-    let (session, _guard) = lock_to_type(&ctx, &p.session_id).await?;
+    let session = lock_to_type(&ctx, &p.session_id).await?;
     let (position, via) = session
         .scroll(p.row, p.col, p.direction.into(), p.amount)
         .await?;
@@ -373,8 +373,8 @@ async fn batch_call(ctx: ToolCtx, p: BatchParams) -> Result<BatchResult, ToolErr
         })?;
         actions.push(action);
     }
-    let (session, _guard) = lock_to_type(&ctx, &p.session_id).await?;
-    let position = session.state().log.end();
+    let session = lock_to_type(&ctx, &p.session_id).await?;
+    let position = session.position();
     let outcome = session.run_batch(&actions, &ctx.cancel).await?;
     let after = answer(&ctx, &session, position, ReturnOutput::Screen).await;
     let (failed_action, error) = match outcome.failure {

@@ -1,42 +1,27 @@
-//! The common start of every call on a session: find it (or be told it was restarted) and
-//! take its call lock, so calls on one session run one at a time.
+//! The common start of every call on a session: the core's turn on it
+//! ([`SessionCall`]: found, or told it was restarted; one call at a time), refused before
+//! anything is typed while a person holds the keyboard.
 
-use std::sync::Arc;
-
-use termpilot::session::terminal::Session;
-use tokio::sync::OwnedMutexGuard;
+use termpilot::session::call::SessionCall;
 
 use crate::mcp::registry::ToolCtx;
 use crate::mcp::reply::ToolError;
 
-/// Finds the session and waits (cancellably) for its call lock.
-pub async fn lock(ctx: &ToolCtx, id: &str) -> Result<(Arc<Session>, SessionGuard), ToolError> {
-    let session = ctx.core.sessions.get(id)?;
-    let guard = tokio::select! {
-        guard = session.op.clone().lock_owned() => guard,
-        _ = ctx.cancel.cancelled() => {
-            return Err(ToolError::new("The call was cancelled while another call on this session was running."));
-        }
-    };
-    session.touch();
-    // A remote shell restarted under a reserved id takes a moment to connect: the call
-    // waits (bounded) for its first prompt, as terminal_start does.
-    if session.shape.remote.is_some() && !session.state().integrated() {
-        crate::mcp::remote::session::wait_first_prompt(&session, &ctx.cancel).await;
+/// Takes the session's turn, waiting (cancellably) while another call holds it. A remote
+/// shell restarted under a reserved id takes a moment to connect: the call waits (bounded)
+/// for its first prompt, as terminal_start does.
+pub async fn lock(ctx: &ToolCtx, id: &str) -> Result<SessionCall, ToolError> {
+    let call = ctx.core.sessions.call(id, &ctx.cancel).await?;
+    if call.shape.remote.is_some() && !call.integrated() {
+        call.wait_ready(&ctx.cancel).await;
     }
-    Ok((session, SessionGuard(guard)))
+    Ok(call)
 }
 
 /// [`lock`] for a call that types into the session: refused while a person holds its
 /// keyboard (from the web page), before anything is sent.
-pub async fn lock_to_type(
-    ctx: &ToolCtx,
-    id: &str,
-) -> Result<(Arc<Session>, SessionGuard), ToolError> {
-    let (session, guard) = lock(ctx, id).await?;
-    session.agent_may_type()?;
-    Ok((session, guard))
+pub async fn lock_to_type(ctx: &ToolCtx, id: &str) -> Result<SessionCall, ToolError> {
+    let call = lock(ctx, id).await?;
+    call.agent_may_type()?;
+    Ok(call)
 }
-
-/// Holds a session's call lock until dropped.
-pub struct SessionGuard(#[allow(dead_code)] OwnedMutexGuard<()>);

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot::session::emulator::Size;
 use termpilot::session::terminal::describe_exit;
-use termpilot::session::{screen, transcript};
+use termpilot::session::transcript;
 use termpilot::sessions::{SessionSummary, StartRequest, Stopped};
 
 use super::session_call::lock;
@@ -156,8 +156,7 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         .map_err(|e| ToolError::new(format!("The session could not be started ({e}).")))??;
     session.wait_ready(&ctx.cancel).await;
     crate::mcp::remote::session::check_started(&ctx, &session).await?;
-    let banner = session.output_since(0, 50, false);
-    session.state().read_cursor = banner.position;
+    let banner = session.take_banner(50);
     Ok(StartResult {
         session_id: session.id.clone(),
         name: session.shape.name.clone(),
@@ -384,7 +383,7 @@ pub struct ResizeResult {
 }
 
 async fn resize(ctx: ToolCtx, p: ResizeParams) -> Result<ResizeResult, ToolError> {
-    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let session = lock(&ctx, &p.session_id).await?;
     session.resize(Size {
         cols: p.cols,
         rows: p.rows,
@@ -416,13 +415,11 @@ pub struct ResetResult {
 }
 
 async fn reset(ctx: ToolCtx, p: ResetParams) -> Result<ResetResult, ToolError> {
-    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let session = lock(&ctx, &p.session_id).await?;
     if p.hard_reset {
         let fresh = ctx.core.sessions.restart(&session).await?;
         fresh.wait_ready(&ctx.cancel).await;
-        let end = fresh.state().log.end();
-        fresh.state().read_cursor = end;
-        let screen = screen::plain_text(&fresh.state().emu);
+        let screen = fresh.skip_to_end();
         return Ok(ResetResult {
             success: true,
             message: format!(
@@ -439,13 +436,7 @@ async fn reset(ctx: ToolCtx, p: ResetParams) -> Result<ResetResult, ToolError> {
             screen,
         });
     }
-    let screen = {
-        let mut s = session.state();
-        s.emu.clear();
-        s.history.clear();
-        s.read_cursor = s.log.end();
-        screen::plain_text(&s.emu)
-    };
+    let screen = session.clear();
     Ok(ResetResult {
         success: true,
         message: "Screen and scrollback cleared; the program was not told.".into(),

@@ -4,9 +4,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot::session::ops::WRITE_MAX_WAIT;
-use termpilot::session::screen::{self, ScreenOptions, ScreenText};
-use termpilot::session::terminal::Session;
+use termpilot::session::call::SessionCall;
+use termpilot::session::screen::{ScreenOptions, ScreenText};
 
 use super::session_call::{lock, lock_to_type};
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
@@ -78,7 +77,7 @@ pub struct WriteResult {
 /// Waits for the program's answer to input written at `position`, as asked.
 pub(super) async fn answer(
     ctx: &ToolCtx,
-    session: &Session,
+    session: &SessionCall,
     position: u64,
     mode: ReturnOutput,
 ) -> WriteResult {
@@ -91,17 +90,15 @@ pub(super) async fn answer(
             exit_code: None,
         };
     }
-    session.wait_answer(WRITE_MAX_WAIT, &ctx.cancel).await;
-    let read = session.output_since(position, 200, false);
-    session.state().read_cursor = read.position;
-    let screen = (mode == ReturnOutput::Screen)
-        .then(|| screen::read(&session.state().emu, ScreenOptions::CURRENT));
+    let answer = session
+        .answer(position, mode == ReturnOutput::Screen, &ctx.cancel)
+        .await;
     WriteResult {
         position,
-        output: (mode == ReturnOutput::New).then_some(read.output),
-        screen,
-        end_position: read.position,
-        exit_code: session.ended_since_input(),
+        output: (mode == ReturnOutput::New).then_some(answer.output),
+        screen: answer.screen,
+        end_position: answer.end_position,
+        exit_code: answer.exit_code,
     }
 }
 
@@ -117,7 +114,7 @@ pub struct WriteParams {
 }
 
 async fn write(ctx: ToolCtx, p: WriteParams) -> Result<WriteResult, ToolError> {
-    let (session, _guard) = lock_to_type(&ctx, &p.session_id).await?;
+    let session = lock_to_type(&ctx, &p.session_id).await?;
     let position = session.type_text(&p.data, p.paste).await?;
     Ok(answer(&ctx, &session, position, p.return_output).await)
 }
@@ -140,7 +137,7 @@ fn one() -> usize {
 }
 
 async fn send_key(ctx: ToolCtx, p: KeyParams) -> Result<WriteResult, ToolError> {
-    let (session, _guard) = lock_to_type(&ctx, &p.session_id).await?;
+    let session = lock_to_type(&ctx, &p.session_id).await?;
     let position = session.press(&p.key, p.count).await?;
     Ok(answer(&ctx, &session, position, p.return_output).await)
 }
@@ -215,21 +212,17 @@ pub struct ReadResult {
 }
 
 async fn read(ctx: ToolCtx, p: ReadParams) -> Result<ReadResult, ToolError> {
-    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let session = lock(&ctx, &p.session_id).await?;
     if p.view == View::Screen {
-        let s = session.state();
-        let screen = screen::read(
-            &s.emu,
-            ScreenOptions {
-                page: p.page,
-                join_wrapped: p.join_wrapped,
-                cursor: p.cursor,
-                highlights: p.highlights,
-            },
-        );
+        let (screen, position) = session.read_screen(ScreenOptions {
+            page: p.page,
+            join_wrapped: p.join_wrapped,
+            cursor: p.cursor,
+            highlights: p.highlights,
+        });
         return Ok(ReadResult {
             output: None,
-            position: s.log.end(),
+            position,
             timed_out: None,
             truncated: None,
             hint: None,
@@ -238,7 +231,7 @@ async fn read(ctx: ToolCtx, p: ReadParams) -> Result<ReadResult, ToolError> {
         });
     }
     let (read, timed_out) = session
-        .read_output(
+        .read(
             p.since,
             Duration::from_millis(p.idle_timeout),
             Duration::from_millis(p.timeout),
@@ -308,7 +301,7 @@ pub struct HistoryResult {
 }
 
 async fn history(ctx: ToolCtx, p: HistoryParams) -> Result<HistoryResult, ToolError> {
-    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let session = lock(&ctx, &p.session_id).await?;
     let (lines, total, from, to) = session.history(p.offset, p.max_lines);
     let (lines, text) = match p.format {
         HistoryFormat::Lines => (Some(lines), None),

@@ -147,11 +147,11 @@ async fn wait(ctx: ToolCtx, p: WaitParams) -> Result<WaitResult, ToolError> {
         UntilParam::Exit => Until::Exit,
         UntilParam::Quiet => Until::Quiet(Duration::from_millis(p.quiet_ms)),
     };
-    let (session, _guard) = lock(&ctx, &p.session_id).await?;
-    let start = session.state().log.end();
+    let session = lock(&ctx, &p.session_id).await?;
+    let start = session.position();
     let since = p.since.unwrap_or_else(|| session.wait_start());
     let outcome = session
-        .wait_until(
+        .wait(
             &until,
             since,
             Duration::from_millis(p.timeout),
@@ -169,7 +169,6 @@ async fn wait(ctx: ToolCtx, p: WaitParams) -> Result<WaitResult, ToolError> {
             lines[from..].join("\n")
         }
     };
-    session.state().read_cursor = outcome.position;
     let timed_out = outcome.reason == Reason::Timeout;
     let hint = timed_out.then(|| {
         "Nothing matched in time; the program is still running: call terminal_wait again, or terminal_read to see its output.".to_string()
@@ -272,7 +271,7 @@ async fn watch(ctx: ToolCtx, p: WatchParams) -> Result<WatchResult, ToolError> {
             cooldown: Duration::from_millis(t.cooldown_ms),
         });
     }
-    let (session, _guard) = lock(&ctx, &p.session_id).await?;
+    let session = lock(&ctx, &p.session_id).await?;
     let outcome = session
         .watch(
             &triggers,
@@ -284,7 +283,6 @@ async fn watch(ctx: ToolCtx, p: WatchParams) -> Result<WatchResult, ToolError> {
             &*ctx.progress,
         )
         .await;
-    session.state().read_cursor = outcome.position;
     Ok(WatchResult {
         reason: outcome.reason.as_str().into(),
         timed_out: outcome.reason == WatchReason::Timeout,

@@ -1,0 +1,275 @@
+//! A tool call's turn on one session: the only way to read, type into, wait on or reset it.
+//!
+//! [`crate::sessions::SessionManager::call`] hands out a [`SessionCall`] once no other call
+//! holds the session, and holds that turn until it is dropped, so calls on one session run
+//! one at a time by construction. Everything a call does that reads or moves the session's
+//! state goes through here — the read cursor moves inside, the emulator and history are never
+//! handed out. What needs no turn (the status, the exit, the screen as text for a person or a
+//! resource, the id and shape) is on [`Session`], which a call derefs to.
+
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::OwnedMutexGuard;
+use tokio_util::sync::CancellationToken;
+
+use super::batch::{Action, BatchOutcome};
+use super::emulator::Size;
+use super::exec::{ExecOutcome, ExecRequest};
+use super::mouse::{Direction, Encoding};
+use super::ops::{OutputRead, WRITE_MAX_WAIT};
+use super::screen::{self, ScreenOptions, ScreenText};
+use super::terminal::Session;
+use super::wait::{Outcome, Until};
+use super::watch::{Trigger, WatchOutcome};
+use crate::error::Result;
+use crate::progress::Progress;
+use crate::render::{Png, Theme};
+
+/// One call's turn on a session; the turn ends when this is dropped.
+pub struct SessionCall {
+    session: Arc<Session>,
+    _turn: OwnedMutexGuard<()>,
+}
+
+/// What the program printed in answer to typed input.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The output since the write (head and tail of at most 200 lines).
+    pub output: String,
+    /// The screen, when asked for.
+    pub screen: Option<ScreenText>,
+    /// Output position after what is returned.
+    pub end_position: u64,
+    /// The exit status of a command that ended while answering (vim quit by `:q!`).
+    pub exit_code: Option<i32>,
+}
+
+impl Deref for SessionCall {
+    type Target = Session;
+
+    fn deref(&self) -> &Session {
+        &self.session
+    }
+}
+
+impl SessionCall {
+    pub(crate) fn new(session: Arc<Session>, turn: OwnedMutexGuard<()>) -> Self {
+        SessionCall {
+            session,
+            _turn: turn,
+        }
+    }
+
+    /// The session, to keep past this call (a screenshot on the blocking pool).
+    pub fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
+    /// Waits until a new (or restarted) session's first prompt is drawn (see
+    /// [`Session::wait_ready`]); a remote shell first gets time to connect and log in.
+    pub async fn wait_ready(&self, cancel: &CancellationToken) {
+        self.session.wait_connected(cancel).await;
+        self.session.wait_ready(cancel).await;
+    }
+
+    /// Waits (at most `max`) until the program exited and its output reached its end.
+    pub async fn wait_output_end(&self, max: Duration) {
+        self.session.wait_output_end(max).await;
+    }
+
+    /// What a new session printed so far (its banner), at most `max_lines`; later reads start
+    /// after it.
+    pub fn take_banner(&self, max_lines: usize) -> OutputRead {
+        let read = self.session.output_since(0, max_lines, false);
+        self.session.state().read_cursor = read.position;
+        read
+    }
+
+    /// Output after the read cursor (or `since`), once quiet for `idle` (at most `timeout`);
+    /// the cursor moves past it. Returns whether output kept coming until `timeout`.
+    pub async fn read(
+        &self,
+        since: Option<u64>,
+        idle: Duration,
+        timeout: Duration,
+        max_lines: usize,
+        raw: bool,
+        cancel: &CancellationToken,
+    ) -> (OutputRead, bool) {
+        self.session
+            .read_output(since, idle, timeout, max_lines, raw, cancel)
+            .await
+    }
+
+    /// The screen as text, and the output position it shows.
+    pub fn read_screen(&self, options: ScreenOptions) -> (ScreenText, u64) {
+        let s = self.session.state();
+        (screen::read(&s.emu, options), s.log.end())
+    }
+
+    /// Output between `from` and now (the cursor does not move).
+    pub fn output_since(&self, from: u64, max_lines: usize, raw: bool) -> OutputRead {
+        self.session.output_since(from, max_lines, raw)
+    }
+
+    /// Types text (or pastes it); returns the output position at the moment of writing.
+    pub async fn type_text(&self, data: &str, paste: bool) -> Result<u64> {
+        self.session.type_text(data, paste).await
+    }
+
+    /// Presses a key or combo `count` times; returns the output position before.
+    pub async fn press(&self, key: &str, count: usize) -> Result<u64> {
+        self.session.press(key, count).await
+    }
+
+    /// Clicks 1-based (`row`, `col`) in the program's mouse protocol.
+    pub async fn click(&self, row: usize, col: usize) -> Result<(u64, Encoding)> {
+        self.session.click(row, col).await
+    }
+
+    /// Turns the wheel at (`row`, `col`).
+    pub async fn scroll(
+        &self,
+        row: usize,
+        col: usize,
+        direction: Direction,
+        amount: usize,
+    ) -> Result<(u64, &'static str)> {
+        self.session.scroll(row, col, direction, amount).await
+    }
+
+    /// Waits (at most [`WRITE_MAX_WAIT`]) for the answer to the input written at `position`
+    /// (see `answer.rs`), then returns it, with the screen when `screen` is asked; the read
+    /// cursor moves past it.
+    pub async fn answer(&self, position: u64, screen: bool, cancel: &CancellationToken) -> Answer {
+        self.session.wait_answer(WRITE_MAX_WAIT, cancel).await;
+        let read = self.session.output_since(position, 200, false);
+        self.session.state().read_cursor = read.position;
+        let screen = screen.then(|| self.read_screen(ScreenOptions::CURRENT).0);
+        Answer {
+            output: read.output,
+            screen,
+            end_position: read.position,
+            exit_code: self.session.ended_since_input(),
+        }
+    }
+
+    /// Runs a batch of actions in order (see `batch.rs`).
+    pub async fn run_batch(
+        &self,
+        actions: &[Action],
+        cancel: &CancellationToken,
+    ) -> Result<BatchOutcome> {
+        self.session.run_batch(actions, cancel).await
+    }
+
+    /// Runs one command at the prompt (see `exec.rs`); the read cursor moves past its output.
+    pub async fn exec(
+        &self,
+        req: &ExecRequest,
+        cancel: &CancellationToken,
+        progress: &dyn Progress,
+    ) -> Result<ExecOutcome> {
+        self.session.exec(req, cancel, progress).await
+    }
+
+    /// Where a wait or watch without `since` starts (see [`Session::wait_start`]).
+    pub fn wait_start(&self) -> u64 {
+        self.session.wait_start()
+    }
+
+    /// Waits for `until` in the output from `since` (see `wait.rs`); the read cursor moves to
+    /// where the wait ended.
+    pub async fn wait(
+        &self,
+        until: &Until,
+        since: u64,
+        timeout: Duration,
+        cancel: &CancellationToken,
+        progress: &dyn Progress,
+    ) -> Outcome {
+        let outcome = self
+            .session
+            .wait_until(until, since, timeout, cancel, progress)
+            .await;
+        self.session.state().read_cursor = outcome.position;
+        outcome
+    }
+
+    /// Watches the output for triggers (see `watch.rs`); the read cursor moves to where the
+    /// watch ended.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn watch(
+        &self,
+        triggers: &[Trigger],
+        quiet: Option<Duration>,
+        since: Option<u64>,
+        timeout: Duration,
+        context_lines: usize,
+        cancel: &CancellationToken,
+        progress: &dyn Progress,
+    ) -> WatchOutcome {
+        let outcome = self
+            .session
+            .watch(
+                triggers,
+                quiet,
+                since,
+                timeout,
+                context_lines,
+                cancel,
+                progress,
+            )
+            .await;
+        self.session.state().read_cursor = outcome.position;
+        outcome
+    }
+
+    /// Changes the terminal size.
+    pub fn resize(&self, size: Size) -> Result<()> {
+        self.session.resize(size)
+    }
+
+    /// A soft reset: the screen and scrollback cleared (the program is not told), the read
+    /// cursor at the end. Returns the screen after.
+    pub fn clear(&self) -> String {
+        let mut s = self.session.state();
+        s.emu.clear();
+        s.history.clear();
+        s.read_cursor = s.log.end();
+        screen::plain_text(&s.emu)
+    }
+
+    /// After a restart: later reads start at the end. Returns the screen.
+    pub fn skip_to_end(&self) -> String {
+        let mut s = self.session.state();
+        s.read_cursor = s.log.end();
+        screen::plain_text(&s.emu)
+    }
+
+    /// A PNG of the screen.
+    pub fn screenshot(&self, theme: Option<Theme>, ring: Option<(usize, usize)>) -> Result<Png> {
+        self.session.screenshot(theme, ring)
+    }
+}
+
+impl Session {
+    /// This session's turn, once no other call holds it (or `None` when `cancel` fires
+    /// first).
+    pub(crate) async fn turn(self: &Arc<Self>, cancel: &CancellationToken) -> Option<SessionCall> {
+        let turn = tokio::select! {
+            turn = self.turn.clone().lock_owned() => turn,
+            _ = cancel.cancelled() => return None,
+        };
+        self.touch();
+        Some(SessionCall::new(self.clone(), turn))
+    }
+
+    /// This session's turn if no call holds it now (the idle sweep, eviction, a new session).
+    pub(crate) fn try_turn(self: &Arc<Self>) -> Option<SessionCall> {
+        let turn = self.turn.clone().try_lock_owned().ok()?;
+        Some(SessionCall::new(self.clone(), turn))
+    }
+}
