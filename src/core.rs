@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::jobs::Jobs;
 use crate::locks::Locks;
-use crate::sessions::SessionManager;
+use crate::session_manager::SessionManager;
 
 /// All of termpilot's state.
 pub struct Core {

@@ -19,7 +19,7 @@ pub mod remote;
 pub mod render;
 pub mod sandbox;
 pub mod session;
-pub mod sessions;
+pub mod session_manager;
 pub mod system;
 
 pub use crate::config::Config;

@@ -1,6 +1,6 @@
 //! termpilot's binary: the command line and the MCP face over the core library.
 
-mod attach;
+mod attach_client;
 mod cli;
 mod mcp;
 mod skills;
@@ -46,7 +46,7 @@ fn main() -> std::process::ExitCode {
             }
         },
         Some(Command::Attach { id, socket, resize }) => {
-            match attach::run(attach::Request { id, socket, resize }) {
+            match attach_client::run(attach_client::Request { id, socket, resize }) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("termpilot: {e}");

@@ -23,6 +23,12 @@ pub const MAX_PATTERN: usize = 64 << 10;
 /// Fields that become a program, an argument, a directory or a shell.
 const PROCESS_FIELDS: [&str; 4] = ["cmd", "command", "cwd", "shell"];
 
+/// The default of every boolean parameter that is on unless turned off
+/// (`#[serde(default = "yes")]` with this imported).
+pub fn yes() -> bool {
+    true
+}
+
 /// Checks `args` against `schema`, then deserializes them into `T`.
 pub fn parse<T: DeserializeOwned>(
     tool: &str,

@@ -1,6 +1,6 @@
 //! A tool call's turn on one session: the only way to read, type into, wait on or reset it.
 //!
-//! [`crate::sessions::SessionManager::call`] hands out a [`SessionCall`] once no other call
+//! [`crate::session_manager::SessionManager::call`] hands out a [`SessionCall`] once no other call
 //! holds the session, and holds that turn until it is dropped, so calls on one session run
 //! one at a time by construction. Everything a call does that reads or moves the session's
 //! state goes through here — the read cursor moves inside, the emulator and history are never
@@ -16,12 +16,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::batch::{Action, BatchOutcome};
 use super::emulator::Size;
-use super::exec::{ExecOutcome, ExecRequest};
 use super::mouse::{Direction, Encoding};
 use super::ops::{OutputRead, WRITE_MAX_WAIT};
+use super::prompt_exec::{ExecOutcome, ExecRequest};
 use super::screen::{self, ScreenOptions, ScreenText};
 use super::terminal::Session;
-use super::wait::{Outcome, Until};
+use super::wait::{Until, WaitOutcome};
 use super::watch::{Trigger, WatchOutcome};
 use crate::error::Result;
 use crate::progress::Progress;
@@ -189,7 +189,7 @@ impl SessionCall {
         timeout: Duration,
         cancel: &CancellationToken,
         progress: &dyn Progress,
-    ) -> Outcome {
+    ) -> WaitOutcome {
         let outcome = self
             .session
             .wait_until(until, since, timeout, cancel, progress)

@@ -46,11 +46,11 @@ struct Pending {
 
 /// Collects the emulator's events; the session drains them after each chunk.
 #[derive(Clone, Default)]
-pub struct Listener {
+pub struct EmulatorEvents {
     pending: Arc<Mutex<Pending>>,
 }
 
-impl EventListener for Listener {
+impl EventListener for EmulatorEvents {
     fn send_event(&self, event: Event) {
         let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         match event {
@@ -116,16 +116,16 @@ fn default_color(index: usize) -> Rgb {
 
 /// The emulator and its parser.
 pub struct Emulator {
-    term: Term<Listener>,
+    term: Term<EmulatorEvents>,
     parser: Processor,
-    listener: Listener,
+    listener: EmulatorEvents,
     title: Option<String>,
     queries: DcsQueries,
 }
 
 impl Emulator {
     pub fn new(size: Size, scrollback: usize) -> Self {
-        let listener = Listener::default();
+        let listener = EmulatorEvents::default();
         listener.pending.lock().unwrap().size = Some(size);
         let config = Config {
             scrolling_history: scrollback,
@@ -179,7 +179,7 @@ impl Emulator {
         }
     }
 
-    pub fn term(&self) -> &Term<Listener> {
+    pub fn term(&self) -> &Term<EmulatorEvents> {
         &self.term
     }
 

@@ -54,12 +54,12 @@ impl ShellKind {
 
 /// A shell found on this machine.
 #[derive(Debug, Clone)]
-pub struct Shell {
+pub struct SessionShell {
     pub program: PathBuf,
     pub kind: ShellKind,
 }
 
-impl Shell {
+impl SessionShell {
     /// Arguments for an interactive session.
     pub fn interactive_args(&self, login: bool) -> Vec<String> {
         match self.kind {
@@ -125,14 +125,14 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// Picks the shell for a new session.
-pub fn resolve(explicit: Option<&str>, configured: Option<&str>) -> Result<Shell> {
+pub fn resolve(explicit: Option<&str>, configured: Option<&str>) -> Result<SessionShell> {
     if let Some(name) = explicit.filter(|s| !s.trim().is_empty()) {
         let program = find(name).ok_or_else(|| {
             Error::InvalidInput(format!(
                 "The shell `{name}` was not found; pass a shell on PATH (e.g. bash, sh) or an absolute path, or omit shell for the default."
             ))
         })?;
-        return Ok(Shell {
+        return Ok(SessionShell {
             kind: ShellKind::of(&program),
             program,
         });
@@ -140,7 +140,7 @@ pub fn resolve(explicit: Option<&str>, configured: Option<&str>) -> Result<Shell
     if let Some(name) = configured.filter(|s| !s.trim().is_empty()) {
         match find(name) {
             Some(program) => {
-                return Ok(Shell {
+                return Ok(SessionShell {
                     kind: ShellKind::of(&program),
                     program,
                 });
@@ -151,7 +151,7 @@ pub fn resolve(explicit: Option<&str>, configured: Option<&str>) -> Result<Shell
     auto()
 }
 
-fn auto() -> Result<Shell> {
+fn auto() -> Result<SessionShell> {
     let mut candidates: Vec<String> = Vec::new();
     #[cfg(unix)]
     {
@@ -164,7 +164,7 @@ fn auto() -> Result<Shell> {
     candidates.extend(["pwsh".into(), "powershell".into(), "cmd".into()]);
     for c in candidates.iter().filter(|c| !c.is_empty()) {
         if let Some(program) = find(c) {
-            return Ok(Shell {
+            return Ok(SessionShell {
                 kind: ShellKind::of(&program),
                 program,
             });

@@ -22,7 +22,7 @@ use super::integration::{self, Mark, MarkKind, Mode, Scanner};
 use super::log::{DEFAULT_CAPACITY, OutputLog};
 use super::phase::{Baseline, CommandPhase};
 use super::replies::{Asker, ReplyContext};
-use super::shell::Shell;
+use super::shell::SessionShell;
 use super::text::LineHistory;
 use crate::error::{Error, Result};
 use crate::exec::env::CHILD_ENV;
@@ -39,7 +39,7 @@ const WAKE_BATCH: usize = 256 * 1024;
 /// How a session was asked to start; kept so it can be started again the same way.
 #[derive(Debug, Clone)]
 pub struct Shape {
-    pub shell: Shell,
+    pub shell: SessionShell,
     /// A command session runs this one program (through the shell) instead of a prompt.
     pub command: Option<String>,
     pub cwd: PathBuf,
@@ -114,7 +114,7 @@ pub(crate) struct State {
     /// The working directory the shell last reported (OSC 7).
     pub(super) reported_cwd: Option<String>,
     /// The whole output of the running `terminal_exec`, if one runs.
-    pub(super) capture: Option<super::capture::Capture>,
+    pub(super) capture: Option<super::prompt_exec_capture::ExecCapture>,
     scanner: Scanner,
     /// Only signed marks count (the shell runs our hooks).
     signed: bool,
@@ -124,7 +124,7 @@ pub(crate) struct State {
     /// starts at an output position began.
     phase_before: std::collections::VecDeque<CommandPhase>,
     /// People attached over the session's socket; every output chunk is queued for them.
-    pub(super) attached: super::attach::Clients,
+    pub(super) attached: super::socket::Clients,
 }
 
 /// How long after its exit a program's output may still be arriving.
@@ -284,12 +284,13 @@ struct WriteJob {
 
 /// One terminal session.
 pub struct Session {
-    pub id: String,
-    pub shape: Shape,
-    pub pid: i32,
-    pub started: Instant,
+    pub(crate) id: String,
+    pub(crate) shape: Shape,
+    /// The main process (a start without one is refused).
+    pub(crate) pid: i32,
+    pub(crate) started: Instant,
     /// The shell was started with prompt hooks, so its first prompt brings marks.
-    pub hooked: bool,
+    pub(crate) hooked: bool,
     /// When the main process started (with `pid`, names it for good).
     pid_start: Option<u64>,
     state: Arc<Mutex<State>>,
@@ -304,7 +305,7 @@ pub struct Session {
     pub(super) turn: Arc<tokio::sync::Mutex<()>>,
     last_used: Mutex<Instant>,
     /// The socket people attach through (see `attach.rs`).
-    pub(super) attach: std::sync::OnceLock<super::attach::Listener>,
+    pub(super) attach: std::sync::OnceLock<super::socket::AttachSocket>,
     /// Who holds the keyboard (see `control.rs`).
     pub(super) control: super::control::Control,
 }
@@ -373,7 +374,14 @@ impl Session {
         })?;
         // The slave must close here, or the reader never sees the end of the output.
         drop(pair.slave);
-        let pid = child.process_id().map(|p| p as i32).unwrap_or(0);
+        // Every session has its main process's id: a start without one is refused, so no
+        // "0 for none" travels on (the kill, the foreground checks and `/proc` need it).
+        let Some(pid) = child.process_id().map(|p| p as i32) else {
+            let _ = child.kill();
+            return Err(Error::Other(
+                "The terminal's program started but the system gave no process id for it; try again or pick another shell.".into(),
+            ));
+        };
         let reader = pair
             .master
             .try_clone_reader()
@@ -432,7 +440,7 @@ impl Session {
             let events = events.clone();
             let input = input.clone();
             // A command session's program is the one asker: its answers go out at once.
-            let shell = (shape.command.is_none() && pid > 0).then_some(pid);
+            let shell = shape.command.is_none().then_some(pid);
             spawn_thread(&id, "reader", move || {
                 let ctx = ReaderContext {
                     master_fd,
@@ -485,8 +493,23 @@ impl Session {
             attach: Default::default(),
             control: Default::default(),
         });
-        super::attach::listen(&session);
+        super::socket::listen(&session);
         Ok(session)
+    }
+
+    /// The session's id (readable, or a number under terminal-use).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// How it was started (shell, command, cwd, env, size, name, theme, remote target).
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// The main process's id.
+    pub fn pid(&self) -> i32 {
+        self.pid
     }
 
     /// The state, locked. Hold it briefly and never across an await.
@@ -700,15 +723,13 @@ impl Session {
     }
 
     /// Kills the whole process tree and waits (bounded) until the main process is reaped.
-    pub async fn kill(&self) {
+    pub(crate) async fn kill(&self) {
         self.close_attach();
-        if self.pid > 0 {
-            if self.exit().is_none() {
-                platform::kill_tree(self.pid);
-            }
-            // What the shell left behind in its terminal session, even after it exited.
-            platform::kill_session(self.pid, self.pid_start);
+        if self.exit().is_none() {
+            platform::kill_tree(self.pid);
         }
+        // What the shell left behind in its terminal session, even after it exited.
+        platform::kill_session(self.pid, self.pid_start);
         let reaped = super::waiter::Waiter::new(self)
             .until(Instant::now() + Duration::from_secs(3))
             .run(|_| match self.exit() {
@@ -727,12 +748,20 @@ impl Session {
 }
 
 impl Drop for Session {
+    /// The last holder may be an async worker: the tree kill and its `/proc` scans then run
+    /// on the blocking pool (which the runtime finishes before it ends), else right here.
     fn drop(&mut self) {
-        if self.pid > 0 {
-            if lock(&self.state).exit.is_none() {
-                platform::kill_tree(self.pid);
+        let (pid, start) = (self.pid, self.pid_start);
+        let running = lock(&self.state).exit.is_none();
+        let kill = move || {
+            if running {
+                platform::kill_tree(pid);
             }
-            platform::kill_session(self.pid, self.pid_start);
+            platform::kill_session(pid, start);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(kill)),
+            Err(_) => kill(),
         }
     }
 }

@@ -72,7 +72,7 @@ impl Reason {
 
 /// What a wait found.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct WaitOutcome {
     pub reason: Reason,
     /// The text the pattern matched, and the whole line (stream) it was on.
     pub matched: Option<String>,
@@ -115,7 +115,7 @@ impl Session {
         timeout: Duration,
         cancel: &CancellationToken,
         progress: &dyn Progress,
-    ) -> Outcome {
+    ) -> WaitOutcome {
         let start = Instant::now();
         // Marks from `since` on count: a command that ended between the input and this
         // call (vim quit by the write before) has ended for this wait too.
@@ -127,7 +127,7 @@ impl Session {
                 Some((m, l, p)) => (Some(m), Some(l), p),
                 None => (None, None, s.log.end()),
             };
-            Outcome {
+            WaitOutcome {
                 reason,
                 matched: m,
                 matched_line: line,

@@ -71,7 +71,7 @@ fn join(session: &Arc<Session>) -> (Vec<u8>, mpsc::Receiver<Vec<u8>>, impl Sized
     // The session's queue is a std channel; one small thread moves it onto tokio's. It ends
     // when the session drops this viewer (end, too slow) or the membership is dropped.
     let _ = std::thread::Builder::new()
-        .name(format!("web-{}", session.id))
+        .name(format!("web-{}", session.id()))
         .stack_size(64 * 1024)
         .spawn(move || {
             for chunk in output {
@@ -87,11 +87,11 @@ async fn watch(mut ws: WebSocket, session: &Arc<Session>, web: &Web, me: u64) {
     let (mut rows, mut cols) = session.screen_size();
     let hello = serde_json::json!({
         "type": "hello",
-        "id": session.id,
-        "name": session.shape.name,
+        "id": session.id(),
+        "name": session.shape().name,
         "cols": cols,
         "rows": rows,
-        "theme": session.shape.theme,
+        "theme": session.shape().theme,
         "controller": session.controller().as_str(),
         "you": false,
     });

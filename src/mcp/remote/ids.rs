@@ -10,7 +10,7 @@ use std::sync::{LazyLock, Mutex};
 
 use rmcp::model::JsonObject;
 use termpilot::remote::Target;
-use termpilot::sessions::SessionManager;
+use termpilot::session_manager::SessionManager;
 
 /// One session on a remote termpilot.
 #[derive(Clone, Debug)]

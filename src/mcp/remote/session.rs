@@ -52,7 +52,7 @@ pub fn remote_shell(
 /// After the first prompt (or the transport's end): a link that failed is an error, and the
 /// session is removed; a live one is returned as it is.
 pub async fn check_started(ctx: &ToolCtx, session: &SessionCall) -> Result<(), ToolError> {
-    let Some(remote) = &session.shape.remote else {
+    let Some(remote) = &session.shape().remote else {
         return Ok(());
     };
     if !session.ending() {
@@ -63,7 +63,7 @@ pub async fn check_started(ctx: &ToolCtx, session: &SessionCall) -> Result<(), T
     session.wait_output_end(EXIT_GRACE).await;
     let code = session.exit().and_then(|e| e.code);
     let output = session.output_since(0, 50, false).output;
-    let _ = ctx.core.sessions.stop(&session.id).await;
+    let _ = ctx.core.sessions.stop(session.id()).await;
     let target = &remote.target;
     if let Some(failure) = failure::classify(target, code, &output) {
         return Err(ToolError::new(failure.sentence(target)));
@@ -77,6 +77,6 @@ pub async fn check_started(ctx: &ToolCtx, session: &SessionCall) -> Result<(), T
         } else {
             format!(": {}", last.lines().last().unwrap_or(last))
         },
-        session.shape.shell.kind.name()
+        session.shape().shell.kind.name()
     )))
 }

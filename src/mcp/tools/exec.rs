@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot::session::exec::{ExecOutcome, ExecRequest};
 use termpilot::session::integration::Mode;
+use termpilot::session::prompt_exec::{ExecOutcome, ExecRequest};
 
 use super::session_call::{lock, lock_to_type};
 use super::waits::compile;
@@ -137,7 +137,7 @@ async fn run_one(
 ) -> Result<ExecResult, ToolError> {
     let session = lock_to_type(ctx, session_id).await?;
     // Its spill file (fullOutputPath) is the session's: removed when the session ends.
-    let owner = termpilot::sessions::spill_owner(&session);
+    let owner = termpilot::session_manager::spill_owner(&session);
     let outcome =
         termpilot::exec::spill::owned_by(owner, session.exec(req, &ctx.cancel, &*ctx.progress))
             .await?;

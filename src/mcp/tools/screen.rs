@@ -17,6 +17,7 @@ use super::session_call::{lock, lock_to_type};
 use super::system::blocking;
 use super::terminal_io::{ReturnOutput, answer};
 use super::waits::compile;
+use crate::mcp::args::yes;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef, WithImages};
 use crate::mcp::reply::ToolError;
 
@@ -54,10 +55,6 @@ pub fn tools() -> Vec<ToolDef> {
             batch_call,
         ),
     ]
-}
-
-fn yes() -> bool {
-    true
 }
 
 fn three() -> usize {
@@ -98,7 +95,7 @@ async fn render(
     ring: Option<(usize, usize)>,
 ) -> Result<(Png, Theme), ToolError> {
     let session = session.clone();
-    let theme = theme.unwrap_or_else(|| Theme::parse(&session.shape.theme).unwrap_or_default());
+    let theme = theme.unwrap_or_else(|| Theme::parse(&session.shape().theme).unwrap_or_default());
     let png = blocking(move || session.screenshot(Some(theme), ring)).await?;
     Ok((png, theme))
 }

@@ -12,7 +12,7 @@ use crate::mcp::reply::ToolError;
 /// for its first prompt, as terminal_start does.
 pub async fn lock(ctx: &ToolCtx, id: &str) -> Result<SessionCall, ToolError> {
     let call = ctx.core.sessions.call(id, &ctx.cancel).await?;
-    if call.shape.remote.is_some() && !call.integrated() {
+    if call.shape().remote.is_some() && !call.integrated() {
         call.wait_ready(&ctx.cancel).await;
     }
     Ok(call)

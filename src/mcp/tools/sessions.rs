@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 use termpilot::session::emulator::Size;
 use termpilot::session::terminal::describe_exit;
 use termpilot::session::transcript;
-use termpilot::sessions::{SessionSummary, StartRequest, Stopped};
+use termpilot::session_manager::{SessionSummary, StartRequest, Stopped};
 
 use super::session_call::lock;
+use crate::mcp::args::yes;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
 
@@ -158,24 +159,28 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
     crate::mcp::remote::session::check_started(&ctx, &session).await?;
     let banner = session.take_banner(50);
     Ok(StartResult {
-        session_id: session.id.clone(),
-        name: session.shape.name.clone(),
-        shell: session.shape.shell.program.display().to_string(),
-        shell_type: session.shape.shell.kind.name().to_string(),
-        cwd: session.shape.cwd.display().to_string(),
-        pid: session.pid,
+        session_id: session.id().to_string(),
+        name: session.shape().name.clone(),
+        shell: session.shape().shell.program.display().to_string(),
+        shell_type: session.shape().shell.kind.name().to_string(),
+        cwd: session.shape().cwd.display().to_string(),
+        pid: session.pid(),
         banner: banner.output,
         integration: session.mode().as_str().into(),
         attach: session.attach_command(),
-        cols: session.shape.size.cols,
-        rows: session.shape.size.rows,
-        host: session.shape.remote.as_ref().map(|r| r.target.to_string()),
+        cols: session.shape().size.cols,
+        rows: session.shape().size.rows,
+        host: session
+            .shape()
+            .remote
+            .as_ref()
+            .map(|r| r.target.to_string()),
         via: session
-            .shape
+            .shape()
             .remote
             .as_ref()
             .map(|_| crate::mcp::remote::VIA_TERMINAL.to_string()),
-        sandbox: termpilot::sandbox::session_mode(&session.shape.env).as_str(),
+        sandbox: termpilot::sandbox::session_mode(&session.shape().env).as_str(),
     })
 }
 
@@ -184,10 +189,6 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
 pub struct ListParams {
     #[serde(default = "yes")]
     pub verbose: bool,
-}
-
-fn yes() -> bool {
-    true
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -304,7 +305,7 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
             let body = transcript::render(&session, path);
             if let Err(e) = transcript::save(path, &body, p.overwrite) {
                 return Err(ToolError::new(transcript_failed(
-                    &session.id,
+                    session.id(),
                     &how,
                     path,
                     &body,
@@ -334,7 +335,7 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
         success: true,
         message: format!(
             "Session {} stopped ({how}); its processes are gone.",
-            session.id
+            session.id()
         ),
         snapshot,
         transcript,
@@ -424,15 +425,15 @@ async fn reset(ctx: ToolCtx, p: ResetParams) -> Result<ResetResult, ToolError> {
             success: true,
             message: format!(
                 "Session {} restarted: a fresh {} runs under the same id.",
-                fresh.id,
+                fresh.id(),
                 if fresh.is_command() {
                     "command"
                 } else {
                     "shell"
                 }
             ),
-            session_id: fresh.id.clone(),
-            pid: fresh.pid,
+            session_id: fresh.id().to_string(),
+            pid: fresh.pid(),
             screen,
         });
     }
@@ -440,8 +441,8 @@ async fn reset(ctx: ToolCtx, p: ResetParams) -> Result<ResetResult, ToolError> {
     Ok(ResetResult {
         success: true,
         message: "Screen and scrollback cleared; the program was not told.".into(),
-        session_id: session.id.clone(),
-        pid: session.pid,
+        session_id: session.id().to_string(),
+        pid: session.pid(),
         screen,
     })
 }

@@ -8,6 +8,7 @@ use termpilot::session::call::SessionCall;
 use termpilot::session::screen::{ScreenOptions, ScreenText};
 
 use super::session_call::{lock, lock_to_type};
+use crate::mcp::args::yes;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
 
@@ -188,10 +189,6 @@ fn half_second() -> u64 {
 fn two_hundred() -> usize {
     200
 }
-fn yes() -> bool {
-    true
-}
-
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadResult {

@@ -10,6 +10,7 @@ use termpilot::session::wait::{On, Reason, Until};
 use termpilot::session::watch::{Trigger, WatchReason};
 
 use super::session_call::lock;
+use crate::mcp::args::yes;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
 
@@ -204,10 +205,6 @@ pub struct TriggerParam {
     #[serde(default)]
     #[schemars(range(min = 0, max = 3600000))]
     pub cooldown_ms: u64,
-}
-
-fn yes() -> bool {
-    true
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

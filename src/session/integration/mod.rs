@@ -29,7 +29,7 @@ pub use scanner::{Mark, MarkKind, Scanner};
 
 use std::path::Path;
 
-use super::shell::{Shell, ShellKind};
+use super::shell::{SessionShell, ShellKind};
 use crate::error::Result;
 use crate::exec::spill;
 
@@ -88,7 +88,11 @@ pub fn new_nonce() -> String {
 /// Prepares `shell` for integration; `None` when this shell gets none. `env` is the session's
 /// own environment: its `PS1` is kept inside the marks, its `ZDOTDIR` (or the server's) is
 /// where a zsh user's files are.
-pub fn prepare(shell: &Shell, login: bool, env: &[(String, String)]) -> Result<Option<Launch>> {
+pub fn prepare(
+    shell: &SessionShell,
+    login: bool,
+    env: &[(String, String)],
+) -> Result<Option<Launch>> {
     let asked = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
     let ps1 = asked("PS1");
     let ps1 = ps1.as_deref();

@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 use alacritty_terminal::term::TermMode;
 use tokio_util::sync::CancellationToken;
 
-use super::capture::Capture;
-use super::exec_render::{Ahead, KEEP_BACK, render_bounded};
 use super::integration::{MarkKind, Mode};
 use super::phase::Baseline;
+use super::prompt_exec_capture::ExecCapture;
+use super::prompt_exec_render::{Ahead, KEEP_BACK, render_bounded};
 use super::screen;
 use super::terminal::Session;
 use super::wait::{PROGRESS_EVERY, SETTLE};
@@ -157,7 +157,7 @@ impl Session {
             let mut s = self.state();
             // Captured from this very position: nothing can slip in between.
             let pos0 = s.log.end();
-            s.capture = Some(Capture::new(pos0));
+            s.capture = Some(ExecCapture::new(pos0));
             let rows = screen::plain_rows(&s.emu);
             let cursor_row = s.emu.term().grid().cursor.point.line.0.max(0) as usize;
             (
@@ -195,7 +195,7 @@ impl Session {
 
         let (mut capture, from, to, exit_code) = {
             let mut s = self.state();
-            let mut capture = s.capture.take().unwrap_or_else(|| Capture::new(pos0));
+            let mut capture = s.capture.take().unwrap_or_else(|| ExecCapture::new(pos0));
             let from = output_start(&s, &mut capture, mode, &base, pos0, echo_lines);
             let (to, exit_code) = match &end {
                 End::Done { to, exit } => (*to, *exit),
@@ -557,7 +557,7 @@ fn is_command_end(kind: &MarkKind) -> bool {
 /// Where the command's output begins: after its `C` mark, else after the echoed lines.
 fn output_start(
     s: &super::terminal::State,
-    capture: &mut Capture,
+    capture: &mut ExecCapture,
     mode: Mode,
     base: &Baseline,
     pos0: u64,

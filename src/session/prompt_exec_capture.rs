@@ -13,7 +13,7 @@ use crate::exec::spill;
 pub const IN_MEMORY: usize = 8 << 20;
 
 #[derive(Debug)]
-pub struct Capture {
+pub struct ExecCapture {
     /// Absolute output position of the first captured byte.
     pub start: u64,
     memory: Vec<u8>,
@@ -21,9 +21,9 @@ pub struct Capture {
     len: u64,
 }
 
-impl Capture {
+impl ExecCapture {
     pub fn new(start: u64) -> Self {
-        Capture {
+        ExecCapture {
             start,
             memory: Vec::new(),
             file: None,
@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn ranges_in_memory_and_after_spilling() {
-        let mut c = Capture::new(100);
+        let mut c = ExecCapture::new(100);
         c.push(b"hello ");
         c.push(b"world");
         assert_eq!(c.range(106, 111), b"world");

@@ -175,7 +175,7 @@ pub fn command_line(id: &str, socket: &Path) -> String {
 }
 
 /// A session's listening socket; closing (or dropping) it removes the socket file.
-pub struct Listener {
+pub struct AttachSocket {
     path: PathBuf,
     #[cfg(unix)]
     inode: u64,
@@ -185,7 +185,7 @@ pub struct Listener {
     wake: std::sync::Mutex<Option<std::os::unix::net::UnixStream>>,
 }
 
-impl Listener {
+impl AttachSocket {
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -207,7 +207,7 @@ impl Listener {
     }
 }
 
-impl Drop for Listener {
+impl Drop for AttachSocket {
     fn drop(&mut self) {
         self.close();
     }
@@ -355,7 +355,7 @@ mod unix {
         });
     }
 
-    pub(super) fn open(session: &Arc<Session>) -> std::io::Result<Listener> {
+    pub(super) fn open(session: &Arc<Session>) -> std::io::Result<AttachSocket> {
         let dir = socket_dir();
         // The private folder is checked first: the socket folder is only as safe as it.
         crate::exec::private::base().map_err(|e| std::io::Error::other(e.to_string()))?;
@@ -373,7 +373,7 @@ mod unix {
             .name(format!("attach-{}", session.id))
             .stack_size(128 * 1024)
             .spawn(move || accept_loop(listener, wake_rx, weak))?;
-        Ok(Listener {
+        Ok(AttachSocket {
             path,
             inode,
             closed: AtomicBool::new(false),

@@ -151,7 +151,7 @@ impl SessionManager {
     /// threads, socket): call it off the async workers.
     pub fn start(&self, req: StartRequest) -> Result<SessionCall> {
         let shell = match &req.remote {
-            Some(r) => shell::Shell {
+            Some(r) => shell::SessionShell {
                 program: r.kind.name().into(),
                 kind: r.kind,
             },

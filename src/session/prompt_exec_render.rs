@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::capture::Capture;
+use super::prompt_exec_capture::ExecCapture;
 use super::text;
 use crate::error::Result;
 use crate::exec::spill;
@@ -142,7 +142,7 @@ fn cut(line: &str) -> Option<String> {
 /// memory stays bounded however much a command prints. `drop_last` is a final unterminated
 /// line to leave out (the shell's next prompt).
 pub fn render_bounded(
-    capture: &mut Capture,
+    capture: &mut ExecCapture,
     from: u64,
     to: u64,
     max_lines: usize,
@@ -200,7 +200,7 @@ impl Ahead {
     /// Renders the rest up to `to` and finishes, as [`render_bounded`] would have.
     pub fn finish(
         mut self,
-        capture: &mut Capture,
+        capture: &mut ExecCapture,
         to: u64,
         drop_last: Option<&str>,
     ) -> Result<Rendered> {
@@ -230,7 +230,7 @@ mod tests {
     #[test]
     fn rendering_ahead_in_pieces_gives_what_rendering_at_the_end_gives() {
         let text: String = (1..=5000).map(|n| format!("line {n}\r\n")).collect();
-        let mut capture = Capture::new(10);
+        let mut capture = ExecCapture::new(10);
         capture.push(text.as_bytes());
         let to = 10 + text.len() as u64;
         let whole = render_bounded(&mut capture, 10, to, 20, None).unwrap();
