@@ -7,10 +7,10 @@
 
 use std::time::{Duration, Instant};
 
-use termpilot::session::echo::EchoMask;
-use termpilot::session::emulator::{Emulator, Size};
-use termpilot::session::log::{DEFAULT_CAPACITY, OutputLog};
-use termpilot::session::text::LineHistory;
+use termpilot_core::session::echo::EchoMask;
+use termpilot_core::session::emulator::{Emulator, Size};
+use termpilot_core::session::log::{DEFAULT_CAPACITY, OutputLog};
+use termpilot_core::session::text::LineHistory;
 
 use crate::Row;
 use crate::client::median;

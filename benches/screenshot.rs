@@ -1,5 +1,5 @@
 //! Screenshot rendering: a 120×30 screen (a full colourful shell screen, and a TUI with box
-//! drawing and bars) rendered to PNG by `termpilot::render`, fed straight into a `Term`.
+//! drawing and bars) rendered to PNG by `termpilot_core::render`, fed straight into a `Term`.
 
 use std::time::Instant;
 
@@ -7,7 +7,7 @@ use alacritty_terminal::event::VoidListener;
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::term::{Config, Term};
 use alacritty_terminal::vte::ansi::Processor;
-use termpilot::render::{RenderOptions, screenshot};
+use termpilot_core::render::{RenderOptions, screenshot};
 
 use crate::Row;
 use crate::client::{Client, median};

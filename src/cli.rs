@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use termpilot::Config;
-use termpilot::config::{self, Surface};
-use termpilot::sandbox;
+use termpilot_core::Config;
+use termpilot_core::config::{self, Surface};
+use termpilot_core::sandbox;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -213,13 +213,13 @@ pub fn given_on_command_line(matches: &clap::ArgMatches) -> Option<String> {
 
 /// `--remote-bin`: a path on the target, checked at start-up.
 fn parse_remote_bin(s: &str) -> Result<String, String> {
-    termpilot::remote::transport::check_remote_bin(s).map_err(|e| e.to_string())?;
+    termpilot_core::remote::transport::check_remote_bin(s).map_err(|e| e.to_string())?;
     Ok(s.to_string())
 }
 
 /// One `--ssh-option`, checked at start-up.
 fn parse_ssh_option(s: &str) -> Result<String, String> {
-    let options = termpilot::remote::RemoteOptions {
+    let options = termpilot_core::remote::RemoteOptions {
         ssh_options: vec![s.to_string()],
         ..Default::default()
     };
@@ -261,7 +261,7 @@ impl ServeArgs {
             idle_timeout: self.idle_timeout.unwrap_or(config::DEFAULT_IDLE_TIMEOUT),
             state_dir: self.state_dir.unwrap_or_else(config::default_state_dir),
             surface,
-            remote: termpilot::remote::RemoteOptions {
+            remote: termpilot_core::remote::RemoteOptions {
                 ssh_config: self.ssh_config,
                 ssh_options: self.ssh_options,
                 remote_bin: self.remote_bin,

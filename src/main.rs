@@ -8,7 +8,7 @@ mod web;
 
 use std::sync::Arc;
 
-use termpilot::Core;
+use termpilot_core::Core;
 
 use crate::cli::{Cli, Command};
 
@@ -17,7 +17,7 @@ fn main() -> std::process::ExitCode {
         target_os = "linux",
         any(target_arch = "x86_64", target_arch = "aarch64")
     ))]
-    if let Some(code) = termpilot::sandbox::wrapper::from_argv() {
+    if let Some(code) = termpilot_core::sandbox::wrapper::from_argv() {
         return std::process::ExitCode::from(code);
     }
     let matches = <Cli as clap::CommandFactory>::command().get_matches();
@@ -71,7 +71,7 @@ fn main() -> std::process::ExitCode {
             let config = serve_args.into_config();
             // A shell that is not there is refused now, not replaced by the default later.
             if let Some(shell) = config.shell.as_deref()
-                && let Err(e) = termpilot::session::shell::resolve(Some(shell), None)
+                && let Err(e) = termpilot_core::session::shell::resolve(Some(shell), None)
             {
                 eprintln!("termpilot: --shell / TERMPILOT_SHELL: {e}");
                 return std::process::ExitCode::from(2);
@@ -90,7 +90,7 @@ fn main() -> std::process::ExitCode {
 
 /// Logs go to stderr only: stdout belongs to the protocol.
 fn init_logging() {
-    // Bodies (arguments, results) stay out unless `termpilot::wire` is named: see mcp::logging.
+    // Bodies (arguments, results) stay out unless `termpilot_core::wire` is named: see mcp::logging.
     let spec = std::env::var("TERMPILOT_LOG").ok();
     let filter = tracing_subscriber::EnvFilter::try_new(mcp::logging::filter(spec.as_deref()))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(mcp::logging::filter(None)));
@@ -102,7 +102,7 @@ fn init_logging() {
 }
 
 fn serve(
-    mut config: termpilot::Config,
+    mut config: termpilot_core::Config,
     compat: Option<&str>,
     explicit: mcp::compat::Explicit,
     http: cli::HttpArgs,
@@ -123,7 +123,7 @@ fn serve(
         }
         None => mcp::tools::all(),
     };
-    termpilot::sandbox::install(&config.sandbox, config.cwd.as_deref(), &config.state_dir)
+    termpilot_core::sandbox::install(&config.sandbox, config.cwd.as_deref(), &config.state_dir)
         .map_err(anyhow::Error::msg)?;
     let registry =
         mcp::registry::Registry::build(tools, &config.surface).map_err(anyhow::Error::msg)?;

@@ -20,7 +20,8 @@ async fn eventually<F: FnMut() -> bool>(what: &str, mut f: F) {
 }
 
 fn gone(pid: i32) -> bool {
-    !termpilot::platform::pid_exists(pid) || termpilot::platform::process_state(pid) == Some('Z')
+    !termpilot_core::platform::pid_exists(pid)
+        || termpilot_core::platform::process_state(pid) == Some('Z')
 }
 
 #[tokio::test]
@@ -196,7 +197,7 @@ async fn a_reused_pid_is_not_taken_for_the_job_and_corrupt_jobs_are_reported() {
         .spawn()
         .unwrap();
     let pid = stranger.id() as i32;
-    let real = termpilot::platform::process_start_time(pid).unwrap();
+    let real = termpilot_core::platform::process_start_time(pid).unwrap();
     write_job(
         state.path(),
         "reused-pid-0001",
@@ -221,7 +222,7 @@ async fn a_reused_pid_is_not_taken_for_the_job_and_corrupt_jobs_are_reported() {
         .await;
     assert_eq!(killed["killed"], false);
     assert!(
-        termpilot::platform::is_same_process(pid, Some(real)),
+        termpilot_core::platform::is_same_process(pid, Some(real)),
         "job_kill must not touch a process that merely reuses the pid"
     );
     let waited = server

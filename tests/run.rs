@@ -17,8 +17,8 @@ use common::procs::has as have;
 /// Waits until `pid` is gone (or a zombie nobody reaped yet), failing after the test timeout.
 fn assert_dies(pid: i32) {
     let deadline = Instant::now() + common::TEST_TIMEOUT;
-    while termpilot::platform::pid_exists(pid)
-        && termpilot::platform::process_state(pid) != Some('Z')
+    while termpilot_core::platform::pid_exists(pid)
+        && termpilot_core::platform::process_state(pid) != Some('Z')
     {
         assert!(
             Instant::now() < deadline,

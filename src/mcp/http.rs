@@ -19,7 +19,7 @@ use std::time::Duration;
 use axum::Router;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use termpilot::Core;
+use termpilot_core::Core;
 use tokio_util::sync::CancellationToken;
 
 use super::drain::Drain;

@@ -11,11 +11,11 @@
 //! - [`remote`] routes calls that name a `host` to SSH hosts, containers and pods.
 //! - [`stdio`] frames the stdio transport; [`frame`] judges each line so every request is
 //!   answered.
-//! - [`logging`]: shapes of calls at every level; whole messages only under `termpilot::wire`.
+//! - [`logging`]: shapes of calls at every level; whole messages only under `termpilot_core::wire`.
 //! - [`resources`] serves sessions, jobs and skills as MCP resources (one provider each).
 //! - [`compat`] holds the `--compat` presets: other servers' surfaces over the same tools.
 //!
-//! Nothing here owns state: the [`termpilot::Core`] handle does.
+//! Nothing here owns state: the [`termpilot_core::Core`] handle does.
 
 pub mod args;
 pub mod compat;

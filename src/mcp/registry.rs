@@ -16,9 +16,9 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use termpilot::Core;
-use termpilot::config::Surface;
-use termpilot::progress::Progress;
+use termpilot_core::Core;
+use termpilot_core::config::Surface;
+use termpilot_core::progress::Progress;
 use tokio_util::sync::CancellationToken;
 
 use super::reply::{Reply, ToolError};

@@ -98,8 +98,8 @@ impl ToolError {
     }
 }
 
-impl From<termpilot::Error> for ToolError {
-    fn from(e: termpilot::Error) -> Self {
+impl From<termpilot_core::Error> for ToolError {
+    fn from(e: termpilot_core::Error) -> Self {
         ToolError::new(e.to_string())
     }
 }

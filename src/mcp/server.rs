@@ -13,7 +13,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use termpilot::Core;
+use termpilot_core::Core;
 
 use super::compat::{ErrorShape, Identity};
 use super::drain::{Call, Drain};

@@ -39,12 +39,12 @@ const FILES: &[(&str, &str, &[u8])] = &[
     (
         "JetBrainsMono-Regular.ttf",
         "font/ttf",
-        termpilot::render::fonts::JETBRAINS_REGULAR,
+        termpilot_core::render::fonts::JETBRAINS_REGULAR,
     ),
     (
         "JetBrainsMono-Bold.ttf",
         "font/ttf",
-        termpilot::render::fonts::JETBRAINS_BOLD,
+        termpilot_core::render::fonts::JETBRAINS_BOLD,
     ),
 ];
 

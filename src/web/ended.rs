@@ -1,7 +1,7 @@
 //! Ended sessions and transcripts for the page, behind the login cookie like every route:
 //!
 //! - `GET /api/ended/{seq}/screen`: the bytes that redraw an ended session's last screen
-//!   (and recent scrollback), for a terminal widget of its size ([`termpilot::ended`]).
+//!   (and recent scrollback), for a terminal widget of its size ([`termpilot_core::ended`]).
 //! - `GET /api/ended/{seq}/cast`: the asciicast v2 transcript written when it stopped
 //!   (`terminal_stop` with a `.cast` `transcriptPath`), read back from that file: never
 //!   through a symlink, a regular file of at most [`MAX_CAST`], that starts with an asciicast
@@ -16,7 +16,7 @@ use std::sync::Arc;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use termpilot::session::transcript;
+use termpilot_core::session::transcript;
 
 use super::Web;
 
@@ -45,7 +45,7 @@ pub async fn screen(State(web): State<Arc<Web>>, Path(seq): Path<u64>) -> Respon
         Some(ended) => bytes("application/octet-stream", ended.redraw),
         None => not_found(format!(
             "No ended session numbered {seq} is remembered (the last {} are).",
-            termpilot::ended::MAX_ENDED
+            termpilot_core::ended::MAX_ENDED
         )),
     }
 }

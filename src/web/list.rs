@@ -1,5 +1,5 @@
 //! The session list (live ones, then the ended ones the server remembers, see
-//! [`termpilot::ended`]): `GET /api/sessions` (JSON) and `/ws/sessions`, a WebSocket that sends
+//! [`termpilot_core::ended`]): `GET /api/sessions` (JSON) and `/ws/sessions`, a WebSocket that sends
 //! the list at once, whenever a session starts or ends, and every [`REFRESH`] (busy/idle
 //! and the foreground command change without an event).
 

@@ -25,7 +25,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use termpilot::Core;
+use termpilot_core::Core;
 use tokio_util::sync::CancellationToken;
 
 use guard::Access;

@@ -49,7 +49,7 @@ fn runtime_dir() -> anyhow::Result<PathBuf> {
         builder.create(&dir)?;
         return Ok(dir);
     }
-    Ok(termpilot::exec::spill::private_dir("run")?)
+    Ok(termpilot_core::exec::spill::private_dir("run")?)
 }
 
 /// The token file of the server listening on `port`; removed when dropped.

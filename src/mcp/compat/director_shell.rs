@@ -13,8 +13,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use termpilot::Config;
-use termpilot::exec::{OutputCap, Shell, Spec, runner};
+use termpilot_core::Config;
+use termpilot_core::exec::{OutputCap, Shell, Spec, runner};
 
 use super::adapt::{Adapt, rename_field};
 use super::case;
@@ -198,7 +198,7 @@ async fn shell_run(ctx: ToolCtx, p: ShellRunParams) -> Result<Value, ToolError> 
         .or_else(|| ctx.core.config.cwd.clone());
     spec.timeout = Duration::from_millis(p.timeout_ms);
     spec.cap = OutputCap::Each(runner::DEFAULT_PREVIEW_BYTES);
-    let out = termpilot::exec::run(spec, &ctx.cancel).await?;
+    let out = termpilot_core::exec::run(spec, &ctx.cancel).await?;
     let result = ShellRunResult {
         exit_code: out.exit_code,
         duration_ms: out.duration.as_millis() as u64,

@@ -24,7 +24,7 @@ pub mod terminal_use;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use termpilot::Config;
+use termpilot_core::Config;
 
 use super::registry::ToolDef;
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
-use termpilot::Config;
+use termpilot_core::Config;
 
 use super::adapt::Adapt;
 use super::{ErrorShape, Explicit, Identity, Natives};
@@ -87,8 +87,8 @@ pub fn configure(config: &mut Config, explicit: Explicit) -> Result<(), String> 
 
 /// `SMART_TERMINAL_DISABLED_TOOLS` names the tools moved behind `terminal_extra` (unset: the
 /// 8 extras); an empty value means every tool is direct. Names it does not know are ignored.
-fn surface(disabled: Option<&str>) -> termpilot::config::Surface {
-    let mut surface = termpilot::config::Surface::default();
+fn surface(disabled: Option<&str>) -> termpilot_core::config::Surface {
+    let mut surface = termpilot_core::config::Surface::default();
     match disabled {
         None => {
             surface.core_tools = Some(DEFAULT_CORE.iter().map(|s| s.to_string()).collect());

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
-use termpilot::Config;
-use termpilot::config::SessionIds;
+use termpilot_core::Config;
+use termpilot_core::config::SessionIds;
 
 use super::adapt::{Adapt, Finish};
 use super::{ErrorShape, Explicit, Identity, Natives};

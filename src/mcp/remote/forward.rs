@@ -14,7 +14,7 @@
 use base64::Engine;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
-use termpilot::remote::Target;
+use termpilot_core::remote::Target;
 
 use super::ids::{self, Mapped};
 use super::link::Link;
@@ -227,7 +227,7 @@ fn check_env_names(raw: &JsonObject) -> Result<(), ToolError> {
         return Ok(());
     };
     let env: Vec<(String, String)> = env.keys().map(|k| (k.clone(), String::new())).collect();
-    Ok(termpilot::remote::shell::RemoteShell::check_env(&env)?)
+    Ok(termpilot_core::remote::shell::RemoteShell::check_env(&env)?)
 }
 
 /// The concatenated text blocks of a result.

@@ -15,7 +15,7 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::RunningService;
 use rmcp::{Peer, RoleClient, ServiceExt};
-use termpilot::remote::{RemoteOptions, Target, Tty, transport};
+use termpilot_core::remote::{RemoteOptions, Target, Tty, transport};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
@@ -56,7 +56,7 @@ impl Link {
     ) -> Result<Arc<Link>, ToolError> {
         let mut argv = transport::argv(target, options, Tty::No, &[bin.to_string()]);
         let program = argv.remove(0);
-        let mut cmd = termpilot::sandbox::tokio_command(&program);
+        let mut cmd = termpilot_core::sandbox::tokio_command(&program);
         cmd.args(&argv)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -117,7 +117,7 @@ impl Link {
             }
             Ok(Ok(service)) => service,
         };
-        tracing::info!(target: "termpilot::remote", host = %target, generation, "remote termpilot connected");
+        tracing::info!(target: "termpilot_core::remote", host = %target, generation, "remote termpilot connected");
         Ok(Arc::new(Link {
             target: target.clone(),
             generation,
@@ -212,7 +212,7 @@ fn spawn_stderr(
     tokio::spawn(async move {
         let mut lines = BufReader::new(stderr).lines();
         while let Ok(Some(line)) = lines.next_line().await {
-            tracing::debug!(target: "termpilot::remote", host = %host, "{line}");
+            tracing::debug!(target: "termpilot_core::remote", host = %host, "{line}");
             let line = line.trim().to_string();
             if line.is_empty() {
                 continue;

@@ -8,15 +8,15 @@
 //! dead host holds only the calls that name it.
 //!
 //! The pool is process-wide: it holds rmcp values, which the core never sees, and one
-//! process serves one [`termpilot::Core`] (stdio, or every HTTP client alike).
+//! process serves one [`termpilot_core::Core`] (stdio, or every HTTP client alike).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
-use termpilot::exec::OutputCap;
-use termpilot::remote::{self, OneShot, Ran, RemoteCommand, Target};
+use termpilot_core::exec::OutputCap;
+use termpilot_core::remote::{self, OneShot, Ran, RemoteCommand, Target};
 
 use super::link::Link;
 use crate::mcp::registry::ToolCtx;

@@ -15,8 +15,8 @@ pub mod links;
 pub mod run;
 pub mod session;
 
-use termpilot::remote::Target;
-use termpilot::sandbox::Network;
+use termpilot_core::remote::Target;
+use termpilot_core::sandbox::Network;
 
 use crate::mcp::reply::ToolError;
 
@@ -28,7 +28,7 @@ pub const VIA_TERMPILOT: &str = "termpilot";
 /// string, or a sandbox with the network off (every transport is a network client).
 pub fn route(host: &str) -> Result<Target, ToolError> {
     let target = Target::parse(host)?;
-    if termpilot::sandbox::server().is_some_and(|p| p.network == Network::Off) {
+    if termpilot_core::sandbox::server().is_some_and(|p| p.network == Network::Off) {
         return Err(ToolError::new(format!(
             "`{target}` cannot be reached: this server's sandbox has the network off, and ssh, docker and kubectl all need it; start termpilot with --network on to use remote targets."
         )));

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use termpilot::exec::{Captured, Outcome, OutputCap, parse};
-use termpilot::remote::{self, OneShot, Ran, RemoteCommand, Target, fleet};
+use termpilot_core::exec::{Captured, Outcome, OutputCap, parse};
+use termpilot_core::remote::{self, OneShot, Ran, RemoteCommand, Target, fleet};
 
 use super::{VIA_TERMINAL, route};
 use crate::mcp::registry::ToolCtx;

@@ -1,15 +1,15 @@
 //! `terminal_start` with `host`: a plain-terminal session on a target.
 //!
 //! The session is the transport on a local PTY with the hooks delivered in band
-//! ([`termpilot::remote::shell`]); here the parameter is turned into that shape, and a start
+//! ([`termpilot_core::remote::shell`]); here the parameter is turned into that shape, and a start
 //! that failed on the link (unknown host key, refused login, unreachable) becomes the same
 //! one-sentence error as a one-shot run gives, with the dead session removed.
 
 use std::time::Duration;
 
-use termpilot::remote::failure;
-use termpilot::remote::shell::RemoteShell;
-use termpilot::session::call::SessionCall;
+use termpilot_core::remote::failure;
+use termpilot_core::remote::shell::RemoteShell;
+use termpilot_core::session::call::SessionCall;
 
 use super::route;
 use crate::mcp::registry::ToolCtx;

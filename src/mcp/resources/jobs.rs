@@ -4,7 +4,7 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use rmcp::model::{Resource, ResourceContents};
-use termpilot::Core;
+use termpilot_core::Core;
 
 use super::Provider;
 

@@ -26,7 +26,7 @@ use rmcp::model::{
 };
 use rmcp::service::SubscriptionSink;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
-use termpilot::Core;
+use termpilot_core::Core;
 
 /// How often the job folder is looked at for jobs that came or went.
 pub const JOB_CHECK: Duration = Duration::from_secs(2);

@@ -1,10 +1,10 @@
 //! `termpilot://sessions/{id}/screen` (the screen as text) and `…/screenshot` (a PNG) for
-//! every live session. Reads go through [`termpilot::session_manager::SessionManager::peek`], so
+//! every live session. Reads go through [`termpilot_core::session_manager::SessionManager::peek`], so
 //! they move no read cursor and restart nothing.
 
 use base64::Engine as _;
 use rmcp::model::{Resource, ResourceContents};
-use termpilot::Core;
+use termpilot_core::Core;
 
 use super::Provider;
 

@@ -8,7 +8,7 @@ use rmcp::model::{
     JsonObject, Resource, ResourceContents, Skill, SkillFrontmatter, SkillResource, SkillResources,
 };
 use serde_json::Value;
-use termpilot::Core;
+use termpilot_core::Core;
 
 use super::Provider;
 

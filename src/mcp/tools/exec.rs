@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot::session::integration::Mode;
-use termpilot::session::prompt_exec::{ExecOutcome, ExecRequest};
+use termpilot_core::session::integration::Mode;
+use termpilot_core::session::prompt_exec::{ExecOutcome, ExecRequest};
 
 use super::session_call::{lock, lock_to_type};
 use super::waits::compile;
@@ -91,7 +91,7 @@ pub struct ExecResult {
     /// A full-screen program (vim, less, htop) still running: its screen as text, in place
     /// of `output`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub screen: Option<termpilot::session::screen::ScreenText>,
+    pub screen: Option<termpilot_core::session::screen::ScreenText>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
@@ -111,7 +111,11 @@ fn shape(o: ExecOutcome) -> ExecResult {
         Some("This shell has no integration, so the exit status is unknown; run `echo $?` to see it.".to_string())
     } else {
         let failed = o.exit_code.is_some_and(|c| c != 0);
-        termpilot::sandbox::denial_hint(termpilot::sandbox::server_mode(), failed, &o.output)
+        termpilot_core::sandbox::denial_hint(
+            termpilot_core::sandbox::server_mode(),
+            failed,
+            &o.output,
+        )
     };
     ExecResult {
         output: o.output,
@@ -137,10 +141,12 @@ async fn run_one(
 ) -> Result<ExecResult, ToolError> {
     let session = lock_to_type(ctx, session_id).await?;
     // Its spill file (fullOutputPath) is the session's: removed when the session ends.
-    let owner = termpilot::session_manager::spill_owner(&session);
-    let outcome =
-        termpilot::exec::spill::owned_by(owner, session.exec(req, &ctx.cancel, &*ctx.progress))
-            .await?;
+    let owner = termpilot_core::session_manager::spill_owner(&session);
+    let outcome = termpilot_core::exec::spill::owned_by(
+        owner,
+        session.exec(req, &ctx.cancel, &*ctx.progress),
+    )
+    .await?;
     Ok(shape(outcome))
 }
 

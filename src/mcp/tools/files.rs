@@ -1,12 +1,12 @@
 //! File tools: `terminal_write_file`, `edit_file` and `grep_files`.
 //!
-//! Parameters in, one call to `termpilot::files`, results out. Relative paths of
+//! Parameters in, one call to `termpilot_core::files`, results out. Relative paths of
 //! `terminal_write_file` resolve against the session's cwd when a `sessionId` is given.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot::files::grep::{GrepOptions, GrepResult};
-use termpilot::files::{Encoding, edit, encoding, path, write};
+use termpilot_core::files::grep::{GrepOptions, GrepResult};
+use termpilot_core::files::{Encoding, edit, encoding, path, write};
 
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
@@ -46,7 +46,7 @@ fn default_max_results() -> usize {
 
 /// Runs blocking file work off the async threads.
 async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> termpilot::Result<T> + Send + 'static,
+    f: impl FnOnce() -> termpilot_core::Result<T> + Send + 'static,
 ) -> Result<T, ToolError> {
     tokio::task::spawn_blocking(f)
         .await
@@ -91,7 +91,7 @@ async fn write_file(ctx: ToolCtx, p: WriteParams) -> Result<WriteResult, ToolErr
         None => None,
     };
     let target = path::resolve(&p.path, base.as_deref())?;
-    termpilot::sandbox::check_write(&target)?;
+    termpilot_core::sandbox::check_write(&target)?;
     let bytes = encoding::decode(&p.content, p.encoding)?;
     let opts = write::WriteOptions {
         append: p.append,
@@ -134,7 +134,7 @@ pub struct EditResult {
 
 async fn edit_file(_ctx: ToolCtx, p: EditParams) -> Result<EditResult, ToolError> {
     let target = path::resolve(&p.path, None)?;
-    termpilot::sandbox::check_write(&target)?;
+    termpilot_core::sandbox::check_write(&target)?;
     let e = blocking(move || {
         edit::edit(
             &target,
@@ -172,7 +172,7 @@ pub struct GrepParams {
 }
 
 async fn grep_files(ctx: ToolCtx, p: GrepParams) -> Result<GrepResult, ToolError> {
-    termpilot::sandbox::check_read(&path::resolve(&p.path, None)?)?;
+    termpilot_core::sandbox::check_read(&path::resolve(&p.path, None)?)?;
     let opts = GrepOptions {
         pattern: p.pattern,
         path: path::resolve(&p.path, None)?,
@@ -182,5 +182,5 @@ async fn grep_files(ctx: ToolCtx, p: GrepParams) -> Result<GrepResult, ToolError
         context_lines: p.context_lines,
     };
     let cancel = ctx.cancel.clone();
-    blocking(move || termpilot::files::grep::grep(&opts, &cancel)).await
+    blocking(move || termpilot_core::files::grep::grep(&opts, &cancel)).await
 }

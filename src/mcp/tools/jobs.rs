@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use termpilot::jobs::{
+use termpilot_core::jobs::{
     DEFAULT_TAIL_LINES, DEFAULT_WAIT_MS, JobKilled, JobList, JobShell, JobStatus, JobWaited,
     MAX_TAIL_LINES, MAX_WAIT_MS, StartRequest, Started,
 };

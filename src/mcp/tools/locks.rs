@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use termpilot::locks::{Acquired, MAX_NAME_LEN, MAX_WAIT_MS, Released};
+use termpilot_core::locks::{Acquired, MAX_NAME_LEN, MAX_WAIT_MS, Released};
 
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;

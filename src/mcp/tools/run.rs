@@ -1,6 +1,6 @@
 //! One-shot command tools: `terminal_run`, `terminal_run_paged` and `run_python`.
 //!
-//! Parameters in, one call to the core's runner (`termpilot::exec`), results shaped out:
+//! Parameters in, one call to the core's runner (`termpilot_core::exec`), results shaped out:
 //! parsers, summaries, success checks and pages are applied here from the core's pieces.
 
 use std::collections::BTreeMap;
@@ -10,9 +10,9 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use termpilot::exec::checks::{self, FileCheck};
-use termpilot::exec::{Captured, Outcome, OutputCap, Shell, Spec, pager, parse, python};
-use termpilot::sandbox;
+use termpilot_core::exec::checks::{self, FileCheck};
+use termpilot_core::exec::{Captured, Outcome, OutputCap, Shell, Spec, pager, parse, python};
+use termpilot_core::sandbox;
 
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
@@ -361,7 +361,7 @@ pub(crate) async fn run(ctx: ToolCtx, p: RunParams) -> Result<RunResult, ToolErr
     spec.stdin = p.stdin.as_ref().map(|s| s.as_bytes().to_vec());
     spec.timeout = Duration::from_millis(p.timeout);
     spec.cap = OutputCap::Total(p.max_output_bytes);
-    let out = termpilot::exec::run(spec, &ctx.cancel).await?;
+    let out = termpilot_core::exec::run(spec, &ctx.cancel).await?;
 
     let mut result = envelope(p.cmd.clone(), p.args.clone(), &dir, &out, p.timeout);
     let exit_ok = p.success_exit_code.is_none_or(|c| out.exit_code == Some(c));
@@ -429,7 +429,7 @@ async fn run_paged(ctx: ToolCtx, p: PagedParams) -> Result<PagedResult, ToolErro
     spec.cwd = dir.clone();
     spec.timeout = Duration::from_millis(p.timeout);
     spec.cap = OutputCap::Total(p.max_output_bytes);
-    let out = termpilot::exec::run(spec, &ctx.cancel).await?;
+    let out = termpilot_core::exec::run(spec, &ctx.cancel).await?;
     Ok(paged_result(
         &p,
         envelope(p.cmd.clone(), p.args.clone(), &dir, &out, p.timeout),

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot::render::{Png, Theme};
-use termpilot::session::batch::{self, Action};
-use termpilot::session::mouse::{Direction, MAX_SCROLL};
-use termpilot::session::screen::ScreenText;
-use termpilot::session::terminal::Session;
+use termpilot_core::render::{Png, Theme};
+use termpilot_core::session::batch::{self, Action};
+use termpilot_core::session::mouse::{Direction, MAX_SCROLL};
+use termpilot_core::session::screen::ScreenText;
+use termpilot_core::session::terminal::Session;
 
 use super::session_call::{lock, lock_to_type};
 use super::system::blocking;

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot::session::emulator::Size;
-use termpilot::session::terminal::describe_exit;
-use termpilot::session::transcript;
-use termpilot::session_manager::{SessionSummary, StartRequest, Stopped};
+use termpilot_core::session::emulator::Size;
+use termpilot_core::session::terminal::describe_exit;
+use termpilot_core::session::transcript;
+use termpilot_core::session_manager::{SessionSummary, StartRequest, Stopped};
 
 use super::session_call::lock;
 use crate::mcp::args::yes;
@@ -79,7 +79,7 @@ pub struct StartParams {
     /// Only tightens the server's sandbox. Kept out of the slim schema (the default tool
     /// surface is at its 6 KB budget); the README documents it.
     #[schemars(skip)]
-    pub sandbox: Option<termpilot::sandbox::Mode>,
+    pub sandbox: Option<termpilot_core::sandbox::Mode>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -180,7 +180,7 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
             .remote
             .as_ref()
             .map(|_| crate::mcp::remote::VIA_TERMINAL.to_string()),
-        sandbox: termpilot::sandbox::session_mode(&session.shape().env).as_str(),
+        sandbox: termpilot_core::sandbox::session_mode(&session.shape().env).as_str(),
     })
 }
 
@@ -313,7 +313,7 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
                 )));
             }
             if transcript::is_cast(path) {
-                // The page replays it from there (see `termpilot::ended`).
+                // The page replays it from there (see `termpilot_core::ended`).
                 ctx.core.sessions.ended.note_cast(&session, path.clone());
                 ctx.core.sessions.touch_list();
             }
@@ -351,11 +351,11 @@ fn transcript_failed(
     body: &[u8],
     e: &std::io::Error,
 ) -> String {
-    let kept = termpilot::exec::spill::create("transcript").and_then(|(mut file, kept)| {
+    let kept = termpilot_core::exec::spill::create("transcript").and_then(|(mut file, kept)| {
         use std::io::Write;
-        file.write_all(body)
-            .map(|_| kept)
-            .map_err(|e| termpilot::Error::io("Could not keep the transcript", "check the disk", e))
+        file.write_all(body).map(|_| kept).map_err(|e| {
+            termpilot_core::Error::io("Could not keep the transcript", "check the disk", e)
+        })
     });
     let instead = match kept {
         Ok(kept) => format!("the transcript was kept in {} instead", kept.display()),

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use termpilot::system::lockers::{self, Lockers};
-use termpilot::system::processes::{self, DEFAULT_MAX_RESULTS, MAX_RESULTS, ProcessList};
-use termpilot::system::screenshot::{self, Shot, Target};
+use termpilot_core::system::lockers::{self, Lockers};
+use termpilot_core::system::processes::{self, DEFAULT_MAX_RESULTS, MAX_RESULTS, ProcessList};
+use termpilot_core::system::screenshot::{self, Shot, Target};
 
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef, WithImages};
 use crate::mcp::reply::ToolError;
@@ -39,7 +39,7 @@ pub fn tools() -> Vec<ToolDef> {
 
 /// Runs a blocking core call off the async workers.
 pub(super) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> termpilot::Result<T> + Send + 'static,
+    f: impl FnOnce() -> termpilot_core::Result<T> + Send + 'static,
 ) -> Result<T, ToolError> {
     tokio::task::spawn_blocking(f)
         .await

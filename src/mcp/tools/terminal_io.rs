@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot::session::call::SessionCall;
-use termpilot::session::screen::{ScreenOptions, ScreenText};
+use termpilot_core::session::call::SessionCall;
+use termpilot_core::session::screen::{ScreenOptions, ScreenText};
 
 use super::session_call::{lock, lock_to_type};
 use crate::mcp::args::yes;
@@ -256,8 +256,9 @@ async fn read(ctx: ToolCtx, p: ReadParams) -> Result<ReadResult, ToolError> {
 }
 
 /// `Some("person")` while a person holds the session's keyboard.
-fn person(session: &termpilot::session::terminal::Session) -> Option<&'static str> {
-    (session.controller() == termpilot::session::control::Controller::Person).then_some("person")
+fn person(session: &termpilot_core::session::terminal::Session) -> Option<&'static str> {
+    (session.controller() == termpilot_core::session::control::Controller::Person)
+        .then_some("person")
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]

@@ -12,10 +12,12 @@ use ab_glyph::{Font, FontRef, PxScale};
 pub const CELL_WIDTH: u32 = 9;
 
 pub static JETBRAINS_REGULAR: &[u8] =
-    include_bytes!("../../assets/fonts/JetBrainsMono-Regular.ttf");
-pub static JETBRAINS_BOLD: &[u8] = include_bytes!("../../assets/fonts/JetBrainsMono-Bold.ttf");
-static JETBRAINS_ITALIC: &[u8] = include_bytes!("../../assets/fonts/JetBrainsMono-Italic.ttf");
-static DEJAVU_MONO: &[u8] = include_bytes!("../../assets/fonts/DejaVuSansMono.ttf");
+    include_bytes!("../../../../assets/fonts/JetBrainsMono-Regular.ttf");
+pub static JETBRAINS_BOLD: &[u8] =
+    include_bytes!("../../../../assets/fonts/JetBrainsMono-Bold.ttf");
+static JETBRAINS_ITALIC: &[u8] =
+    include_bytes!("../../../../assets/fonts/JetBrainsMono-Italic.ttf");
+static DEJAVU_MONO: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSansMono.ttf");
 
 /// Which face a cell asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

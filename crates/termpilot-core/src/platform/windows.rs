@@ -72,3 +72,27 @@ pub fn readable_now(_fd: i32) -> bool {
 
 /// Windows consoles have no Unix sessions; the tree kill covers them.
 pub fn kill_session(_sid: i32, _leader_start: Option<u64>) {}
+
+/// A process's working directory, as sysinfo reads it (the same question `unix.rs` answers
+/// from `/proc`).
+pub fn process_cwd(pid: i32) -> Option<std::path::PathBuf> {
+    process_info(pid, |p| p.cwd().map(std::path::Path::to_path_buf))
+}
+
+/// A process's name (its executable's file name), as sysinfo reads it.
+pub fn process_name(pid: i32) -> Option<String> {
+    process_info(pid, |p| Some(p.name().to_string_lossy().into_owned()))
+}
+
+/// Refreshes one process in sysinfo and reads something of it.
+fn process_info<T>(pid: i32, read: impl Fn(&sysinfo::Process) -> Option<T>) -> Option<T> {
+    use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
+    let pid = Pid::from_u32(u32::try_from(pid).ok()?);
+    let mut system = System::new().ok()?;
+    system.refresh_processes_specifics(
+        ProcessesToUpdate::Some(&[pid]),
+        true,
+        ProcessRefreshKind::nothing().with_cwd(UpdateKind::Always),
+    );
+    system.process(pid).and_then(read)
+}
