@@ -850,7 +850,7 @@ async fn logs_carry_shapes_at_every_level_and_bodies_only_on_the_wire_target() {
             assert!(log.contains("arg_bytes="), "{log}");
         }
     }
-    let log = log_of_calls_with_a_secret("termpilot_core::wire=trace", secret).await;
+    let log = log_of_calls_with_a_secret("termpilot::wire=trace", secret).await;
     assert!(
         log.contains(secret),
         "the wire target logs whole messages:\n{log}"

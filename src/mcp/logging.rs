@@ -4,13 +4,13 @@
 //! command output). At every level the server logs only their shape: the tool, argument and
 //! result sizes, whether it failed, how long it took. rmcp's own logs (which print whole
 //! messages at `debug`) are held at `error`. Full bodies are logged only under the target
-//! [`WIRE`], and only when `TERMPILOT_LOG` names it (`TERMPILOT_LOG=termpilot_core::wire=trace`):
+//! [`WIRE`], and only when `TERMPILOT_LOG` names it (`TERMPILOT_LOG=termpilot::wire=trace`):
 //! every line in and out, verbatim; naming it also leaves rmcp's logs to the filter given.
 
 use std::time::Duration;
 
 /// The log target of whole protocol messages.
-pub const WIRE: &str = "termpilot_core::wire";
+pub const WIRE: &str = "termpilot::wire";
 
 /// The `EnvFilter` directives for the user's `TERMPILOT_LOG` (default `warn`): bodies stay
 /// out unless the spec names [`WIRE`].
@@ -22,13 +22,19 @@ pub fn filter(spec: Option<&str>) -> String {
     if spec.contains(WIRE) {
         return spec.to_string();
     }
-    let mut directives: Vec<&str> = spec
-        .split(',')
-        .map(str::trim)
-        .filter(|d| !d.is_empty() && !d.starts_with("rmcp"))
-        .collect();
-    directives.push("rmcp=error");
-    directives.push("termpilot_core::wire=off");
+    let mut directives: Vec<String> = Vec::new();
+    for d in spec.split(',').map(str::trim) {
+        if d.is_empty() || d.starts_with("rmcp") {
+            continue;
+        }
+        directives.push(d.to_string());
+        // `termpilot` names the whole server: the core crate logs as `termpilot_core`.
+        if let Some(level) = d.strip_prefix("termpilot=") {
+            directives.push(format!("termpilot_core={level}"));
+        }
+    }
+    directives.push("rmcp=error".into());
+    directives.push("termpilot::wire=off".into());
     directives.join(",")
 }
 
@@ -85,14 +91,18 @@ mod tests {
 
     #[test]
     fn bodies_stay_out_unless_the_wire_is_named() {
-        assert_eq!(filter(None), "warn,rmcp=error,termpilot_core::wire=off");
+        assert_eq!(filter(None), "warn,rmcp=error,termpilot::wire=off");
         assert_eq!(
-            filter(Some("debug,rmcp=trace")),
-            "debug,rmcp=error,termpilot_core::wire=off"
+            filter(Some("termpilot=trace")),
+            "termpilot=trace,termpilot_core=trace,rmcp=error,termpilot::wire=off"
         );
         assert_eq!(
-            filter(Some("info,termpilot_core::wire=trace")),
-            "info,termpilot_core::wire=trace"
+            filter(Some("debug,rmcp=trace")),
+            "debug,rmcp=error,termpilot::wire=off"
+        );
+        assert_eq!(
+            filter(Some("info,termpilot::wire=trace")),
+            "info,termpilot::wire=trace"
         );
     }
 }

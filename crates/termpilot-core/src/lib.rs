@@ -1,9 +1,10 @@
 //! termpilot's core: terminals, processes, files and locks for AI agents.
 //!
-//! This library knows nothing of the Model Context Protocol. The binary's MCP face
-//! (`src/mcp/`) turns tool calls into calls on [`Core`] and its parts, and shapes what they
-//! return. Keep it that way: nothing under `src/` except `main.rs`, `cli.rs` and `mcp/`
-//! may name `rmcp`.
+//! This crate knows nothing of the Model Context Protocol, and cannot: its `Cargo.toml` has no
+//! `rmcp`. The `termpilot` binary's MCP face (`src/mcp/` at the workspace root) turns tool
+//! calls into calls on [`Core`] and its parts, and shapes what they return. A session is used
+//! through [`session::call::SessionCall`], which [`session_manager::SessionManager::call`]
+//! hands out.
 
 pub mod config;
 pub mod core;

@@ -117,7 +117,7 @@ impl Link {
             }
             Ok(Ok(service)) => service,
         };
-        tracing::info!(target: "termpilot_core::remote", host = %target, generation, "remote termpilot connected");
+        tracing::info!(target: "termpilot::remote", host = %target, generation, "remote termpilot connected");
         Ok(Arc::new(Link {
             target: target.clone(),
             generation,
@@ -212,7 +212,7 @@ fn spawn_stderr(
     tokio::spawn(async move {
         let mut lines = BufReader::new(stderr).lines();
         while let Ok(Some(line)) = lines.next_line().await {
-            tracing::debug!(target: "termpilot_core::remote", host = %host, "{line}");
+            tracing::debug!(target: "termpilot::remote", host = %host, "{line}");
             let line = line.trim().to_string();
             if line.is_empty() {
                 continue;
