@@ -22,7 +22,6 @@ use super::prompt_exec::{ExecOutcome, ExecRequest};
 use super::screen::{self, ScreenOptions, ScreenText};
 use super::terminal::Session;
 use super::wait::{Until, WaitOutcome};
-use super::watch::{Trigger, WatchOutcome};
 use crate::error::Result;
 use crate::progress::Progress;
 use crate::render::{Png, Theme};
@@ -87,8 +86,9 @@ impl SessionCall {
         read
     }
 
-    /// Output after the read cursor (or `since`), once quiet for `idle` (at most `timeout`);
-    /// the cursor moves past it. Returns whether output kept coming until `timeout`.
+    /// `terminal_read`'s output view: waits until output is idle for `idle` (at most
+    /// `timeout`), then returns what came since `since` (default: the read cursor); the cursor
+    /// moves past it. Also returns whether output kept coming until `timeout`.
     pub async fn read(
         &self,
         since: Option<u64>,
@@ -98,9 +98,11 @@ impl SessionCall {
         raw: bool,
         cancel: &CancellationToken,
     ) -> (OutputRead, bool) {
-        self.session
-            .read_output(since, idle, timeout, max_lines, raw, cancel)
-            .await
+        let from = since.unwrap_or_else(|| self.session.state().read_cursor);
+        let timed_out = self.session.wait_idle(idle, timeout, cancel).await;
+        let read = self.session.output_since(from, max_lines, raw);
+        self.session.state().read_cursor = read.position;
+        (read, timed_out)
     }
 
     /// The screen as text, and the output position it shows.
@@ -193,35 +195,6 @@ impl SessionCall {
         let outcome = self
             .session
             .wait_until(until, since, timeout, cancel, progress)
-            .await;
-        self.session.state().read_cursor = outcome.position;
-        outcome
-    }
-
-    /// Watches the output for triggers (see `watch.rs`); the read cursor moves to where the
-    /// watch ended.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn watch(
-        &self,
-        triggers: &[Trigger],
-        quiet: Option<Duration>,
-        since: Option<u64>,
-        timeout: Duration,
-        context_lines: usize,
-        cancel: &CancellationToken,
-        progress: &dyn Progress,
-    ) -> WatchOutcome {
-        let outcome = self
-            .session
-            .watch(
-                triggers,
-                quiet,
-                since,
-                timeout,
-                context_lines,
-                cancel,
-                progress,
-            )
             .await;
         self.session.state().read_cursor = outcome.position;
         outcome

@@ -149,25 +149,6 @@ impl Session {
         }
     }
 
-    /// `terminal_read`'s output view: waits until output is idle, then returns what came
-    /// since `since` (default: where the last read ended). Returns the read and whether the
-    /// hard timeout cut the wait.
-    pub(crate) async fn read_output(
-        &self,
-        since: Option<u64>,
-        idle: Duration,
-        timeout: Duration,
-        max_lines: usize,
-        raw: bool,
-        cancel: &CancellationToken,
-    ) -> (OutputRead, bool) {
-        let from = since.unwrap_or_else(|| self.state().read_cursor);
-        let timed_out = self.wait_idle(idle, timeout, cancel).await;
-        let read = self.output_since(from, max_lines, raw);
-        self.state().read_cursor = read.position;
-        (read, timed_out)
-    }
-
     /// Types `data` (or pastes it, bracketed when the program asked for that). Returns the
     /// output position at the moment of writing.
     pub(crate) async fn type_text(&self, data: &str, paste: bool) -> Result<u64> {

@@ -8,6 +8,7 @@ use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
 use super::scan::LineScan;
+use super::call::SessionCall;
 use super::terminal::Session;
 use super::waiter::{Look, Waited, Waiter};
 use crate::progress::Progress;
@@ -55,10 +56,11 @@ pub struct WatchOutcome {
     pub position: u64,
 }
 
-impl Session {
-    /// Watches the output from `since` (default: [`Session::wait_start`]) line by line.
+impl SessionCall {
+    /// Watches the output from `since` (default: [`Session::wait_start`]) line by line; the
+    /// read cursor moves to where the watch ended.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn watch(
+    pub async fn watch(
         &self,
         triggers: &[Trigger],
         quiet: Option<Duration>,
@@ -127,12 +129,17 @@ impl Session {
                 wake.map_or(Look::Output, Look::Until)
             })
             .await;
-        match waited {
+        let outcome = match waited {
             Waited::Done(outcome) => outcome,
             Waited::Deadline => ended(WatchReason::Timeout, scan.pos),
             Waited::Cancelled => ended(WatchReason::Cancelled, scan.pos),
-        }
+        };
+        self.state().read_cursor = outcome.position;
+        outcome
     }
+}
+
+impl Session {
 
     /// The first trigger matching `line` that is not cooling down; records the match.
     fn first_trigger(&self, triggers: &[Trigger], line: &str) -> Option<String> {
