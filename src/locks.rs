@@ -16,7 +16,6 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
@@ -30,7 +29,8 @@ pub const MAX_WAIT_MS: u64 = 600_000;
 pub const MAX_NAME_LEN: usize = 64;
 const OWNER: &str = "owner.json";
 
-/// Who holds a lock, as recorded in its `owner.json`.
+/// Who holds a lock, as recorded in its `owner.json`. Storage, not the wire: these serde
+/// derives and field names are the on-disk format every termpilot on the host reads.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Owner {
     name: String,
@@ -61,8 +61,7 @@ impl Owner {
 }
 
 /// A stale lock that was recovered on the way to acquiring it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Recovered {
     /// The dead owner's pid.
     pub pid: i32,
@@ -71,8 +70,7 @@ pub struct Recovered {
 }
 
 /// A lock now held by the caller.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Acquired {
     pub name: String,
     /// Pass this to lock_release.
@@ -84,8 +82,7 @@ pub struct Acquired {
 }
 
 /// A lock released.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Released {
     pub name: String,
     pub released: bool,

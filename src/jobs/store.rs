@@ -17,7 +17,6 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -29,7 +28,8 @@ pub const COMBINED: &str = "combined.log";
 pub const EXIT: &str = "exit_code.txt";
 pub const KILLED: &str = "killed_at.txt";
 
-/// What `job_start` recorded about a job.
+/// What `job_start` recorded about a job. Storage, not the wire: these serde derives and
+/// field names are `job.json`'s on-disk format, read back by every later server.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobMeta {
     pub job_id: String,
@@ -47,8 +47,7 @@ pub struct JobMeta {
 }
 
 /// Where a job's output goes.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct LogPaths {
     pub stdout: String,
     pub stderr: String,

@@ -7,14 +7,10 @@
 
 use std::path::Path;
 
-use schemars::JsonSchema;
-use serde::Serialize;
-
 use crate::error::{Error, Result};
 
 /// One process holding the file.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Locker {
     pub pid: u32,
     pub app_name: String,
@@ -23,8 +19,7 @@ pub struct Locker {
 }
 
 /// Who holds `path` open.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Lockers {
     pub path: String,
     pub lockers: Vec<Locker>,

@@ -7,14 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 use crate::error::{Error, Result};
 
 /// What to capture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Target {
     #[default]
     Screen,
@@ -31,8 +27,7 @@ pub struct Capture {
 }
 
 /// A screenshot saved to disk.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Shot {
     pub path: String,
     pub width: u32,
@@ -40,9 +35,7 @@ pub struct Shot {
     pub target: Target,
     /// The title of the window captured.
     pub window_title: Option<String>,
-    /// The PNG itself, for the caller to show (not serialised).
-    #[serde(skip)]
-    #[schemars(skip)]
+    /// The PNG itself, for the caller to show.
     pub png: Vec<u8>,
 }
 

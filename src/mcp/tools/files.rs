@@ -5,11 +5,12 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot::files::grep::{GrepOptions, GrepResult};
-use termpilot::files::{Encoding, edit, encoding, path, write};
+use termpilot::files::grep::GrepOptions;
+use termpilot::files::{edit, encoding, path, write};
 
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
+use crate::mcp::wire::files::{Encoding, GrepResult};
 
 pub fn tools() -> Vec<ToolDef> {
     vec![
@@ -92,7 +93,7 @@ async fn write_file(ctx: ToolCtx, p: WriteParams) -> Result<WriteResult, ToolErr
     };
     let target = path::resolve(&p.path, base.as_deref())?;
     termpilot::sandbox::check_write(&target)?;
-    let bytes = encoding::decode(&p.content, p.encoding)?;
+    let bytes = encoding::decode(&p.content, p.encoding.into())?;
     let opts = write::WriteOptions {
         append: p.append,
         create_dirs: p.create_dirs,
@@ -182,5 +183,7 @@ async fn grep_files(ctx: ToolCtx, p: GrepParams) -> Result<GrepResult, ToolError
         context_lines: p.context_lines,
     };
     let cancel = ctx.cancel.clone();
-    blocking(move || termpilot::files::grep::grep(&opts, &cancel)).await
+    blocking(move || termpilot::files::grep::grep(&opts, &cancel))
+        .await
+        .map(Into::into)
 }
