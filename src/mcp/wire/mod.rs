@@ -8,4 +8,6 @@
 pub mod files;
 pub mod jobs;
 pub mod locks;
+pub mod sandbox;
+pub mod screen;
 pub mod system;
