@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::jobs::store::{epoch_ms, rfc3339};
 use crate::platform;
 
@@ -257,16 +257,13 @@ impl Locks {
                 Attempt::Held(holder) => holder,
             };
             if tokio::time::Instant::now() >= deadline {
-                let waited = if wait.is_zero() {
-                    "pass waitMs to wait for it".to_string()
-                } else {
-                    format!("waited {} ms; wait longer", begun.elapsed().as_millis())
-                };
-                return Err(Error::Other(format!(
-                    "Lock `{name}` is held by {} for {}; {waited}, or ask its holder to call lock_release.",
-                    holder.describe(),
-                    holder.held_for(),
-                )));
+                return Err(Fault::LockHeld {
+                    name: name.into(),
+                    holder: holder.describe(),
+                    held_for: holder.held_for(),
+                    waited_ms: (!wait.is_zero()).then(|| begun.elapsed().as_millis() as u64),
+                }
+                .into());
             }
             let exit = platform::ExitWatch::new(holder.pid).ok();
             tokio::select! {
@@ -293,10 +290,11 @@ impl Locks {
             )));
         };
         if holder.token != token {
-            return Err(Error::InvalidInput(format!(
-                "That token does not hold lock `{name}` (it is held by {}); pass the token lock_acquire returned.",
-                holder.describe()
-            )));
+            return Err(Fault::WrongLockToken {
+                name: name.into(),
+                holder: holder.describe(),
+            }
+            .into());
         }
         self.ensure_dirs()?;
         if !self.remove_if(name, token)? {

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::platform;
 use crate::progress::Progress;
 
@@ -163,9 +163,7 @@ impl Jobs {
         store::check_id(id)?;
         let dir = self.root.join(id);
         if !dir.is_dir() {
-            return Err(Error::InvalidInput(format!(
-                "No job is called `{id}`; call job_list to see the jobs."
-            )));
+            return Err(Fault::UnknownJob { id: id.into() }.into());
         }
         Ok(dir)
     }

@@ -19,7 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 
 pub const META: &str = "job.json";
 pub const STDOUT: &str = "stdout.log";
@@ -88,9 +88,7 @@ pub fn check_id(id: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::InvalidInput(format!(
-            "`{id}` is not a job id; pass a jobId returned by job_start or listed by job_list."
-        )))
+        Err(Fault::NotAJobId { id: id.into() }.into())
     }
 }
 

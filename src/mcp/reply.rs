@@ -100,7 +100,7 @@ impl ToolError {
 
 impl From<termpilot::Error> for ToolError {
     fn from(e: termpilot::Error) -> Self {
-        ToolError::new(e.to_string())
+        ToolError::new(crate::mcp::wire::errors::message(&e))
     }
 }
 

@@ -238,10 +238,7 @@ mod imp {
     use crate::error::{Error, Result};
 
     pub fn find(_path: &Path) -> Result<Lockers> {
-        Err(Error::Other(
-            "file_lockers is not supported on this platform yet (Linux and Windows only); use `lsof` through terminal_run."
-                .into(),
-        ))
+        Err(crate::error::Fault::FileLockersUnsupported.into())
     }
 }
 

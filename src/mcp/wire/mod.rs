@@ -5,6 +5,7 @@
 //! shapes the tools always had — with `From` conversions from the core values, and the
 //! parameter enums the face parses, mapped to the core's.
 
+pub mod errors;
 pub mod files;
 pub mod jobs;
 pub mod locks;
