@@ -90,7 +90,7 @@ fn main() -> std::process::ExitCode {
 
 /// Logs go to stderr only: stdout belongs to the protocol.
 fn init_logging() {
-    // Bodies (arguments, results) stay out unless `termpilot_core::wire` is named: see mcp::logging.
+    // Bodies (arguments, results) stay out unless `termpilot::wire` is named: see mcp::logging.
     let spec = std::env::var("TERMPILOT_LOG").ok();
     let filter = tracing_subscriber::EnvFilter::try_new(mcp::logging::filter(spec.as_deref()))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(mcp::logging::filter(None)));

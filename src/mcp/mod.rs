@@ -6,12 +6,13 @@
 //! - [`schema`] makes the compact JSON schemas; [`args`] parses and validates arguments
 //!   against them, so a range is declared once.
 //! - [`reply`] shapes results (`structuredContent` + the same JSON as text) and errors.
-//! - [`tools`] holds the native handlers, one small file per group of tools.
+//! - [`tools`] holds the native handlers, one small file per group of tools; [`wire`] the
+//!   JSON counterparts of the core values they take and return.
 //! - [`http`] serves MCP over Streamable HTTP (and the web page) with a bearer token.
 //! - [`remote`] routes calls that name a `host` to SSH hosts, containers and pods.
 //! - [`stdio`] frames the stdio transport; [`frame`] judges each line so every request is
 //!   answered.
-//! - [`logging`]: shapes of calls at every level; whole messages only under `termpilot_core::wire`.
+//! - [`logging`]: shapes of calls at every level; whole messages only under `termpilot::wire`.
 //! - [`resources`] serves sessions, jobs and skills as MCP resources (one provider each).
 //! - [`compat`] holds the `--compat` presets: other servers' surfaces over the same tools.
 //!
@@ -32,3 +33,4 @@ pub mod schema;
 pub mod server;
 pub mod stdio;
 pub mod tools;
+pub mod wire;

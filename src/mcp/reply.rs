@@ -100,7 +100,7 @@ impl ToolError {
 
 impl From<termpilot_core::Error> for ToolError {
     fn from(e: termpilot_core::Error) -> Self {
-        ToolError::new(e.to_string())
+        ToolError::new(crate::mcp::wire::errors::message(&e))
     }
 }
 

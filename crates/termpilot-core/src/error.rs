@@ -1,7 +1,8 @@
 //! The core's errors: values that carry one sentence for the agent.
 //!
 //! Every message says what was wrong and what to do next. The MCP face turns them into tool
-//! errors (`isError: true`) without rewording them.
+//! errors (`isError: true`) without rewording them, except a [`Fault`]: a failure whose next
+//! step names a tool or a parameter, which the face words itself.
 
 /// A failure the agent can act on.
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +32,9 @@ pub enum Error {
     /// Anything else, already phrased for the agent.
     #[error("{0}")]
     Other(String),
+    /// A failure the face words for the agent (it names a tool or a parameter).
+    #[error(transparent)]
+    Fault(#[from] Fault),
 }
 
 impl Error {
@@ -45,3 +49,104 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failure whose next step is another tool or a parameter, which only the face can name.
+///
+/// The core says what was wrong in its own words (this `Display`, for logs and callers that
+/// are not agents); the MCP face matches the variant and writes the agent's sentence with the
+/// tool and parameter names it uses (`mcp::wire::errors`). Variants that come from the
+/// operating system keep their `io::Error` as the source.
+#[derive(Debug, thiserror::Error)]
+pub enum Fault {
+    /// No job directory has this id.
+    #[error("No job is called `{id}`.")]
+    UnknownJob { id: String },
+    /// The string cannot be a job id (a path, a space...).
+    #[error("`{id}` is not a job id.")]
+    NotAJobId { id: String },
+    /// The lock is held by a live owner and the wait (if any) ran out.
+    #[error("Lock `{name}` is held by {holder} for {held_for}.")]
+    LockHeld {
+        name: String,
+        /// `pid N` and the holder's note.
+        holder: String,
+        held_for: String,
+        /// How long the caller waited; `None` when it asked not to wait.
+        waited_ms: Option<u64>,
+    },
+    /// A release with a token that is not the holder's.
+    #[error("That token does not hold lock `{name}` (it is held by {holder}).")]
+    WrongLockToken { name: String, holder: String },
+    /// A window capture without a title to look for.
+    #[error("A window capture needs a part of the window's title.")]
+    WindowTitleMissing,
+    /// A window capture with a blank title.
+    #[error("The window title to look for is empty.")]
+    WindowTitleEmpty,
+    /// A screenshot path that is relative or not a `.png`.
+    #[error("`{}` must be an absolute path ending in .png.", path.display())]
+    ScreenshotPath { path: std::path::PathBuf },
+    /// The screenshot's folder or file cannot be written.
+    #[error("{context}: {source}.")]
+    ScreenshotWrite {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// No desktop screenshot backend on this platform.
+    #[error("Desktop screenshots are not supported on this platform yet (X11 only).")]
+    DesktopScreenshotUnsupported,
+    /// No way to list a file's holders on this platform.
+    #[error("Listing who holds a file open is not supported on this platform yet.")]
+    FileLockersUnsupported,
+    /// An edit with nothing to replace.
+    #[error("The text to replace is empty.")]
+    EditEmptyText,
+    /// An edit of a file that does not exist.
+    #[error("`{}` does not exist; only existing files are edited.", path.display())]
+    EditMissingFile { path: std::path::PathBuf },
+    /// A file over the edit limit.
+    #[error("`{}` is {mib} MiB, over the edit limit of {limit_mib} MiB; the file is unchanged.", path.display())]
+    EditTooLarge {
+        path: std::path::PathBuf,
+        mib: u64,
+        limit_mib: u64,
+    },
+    /// A file that grew over the edit limit while it was read.
+    #[error("`{}` grew past the edit limit of {limit_mib} MiB while being read; the file is unchanged.", path.display())]
+    EditGrew {
+        path: std::path::PathBuf,
+        limit_mib: u64,
+    },
+    /// A file that is not UTF-8 text.
+    #[error("`{}` is not UTF-8 text, so it cannot be edited as text.", path.display())]
+    EditNotText { path: std::path::PathBuf },
+    /// The text to replace does not occur.
+    #[error("The text to replace was not found in `{}` (0 matches); the file is unchanged.", path.display())]
+    EditNoMatch { path: std::path::PathBuf },
+    /// The text to replace occurs more than once and not every match was to be replaced.
+    #[error("The text to replace matches {count} times in `{}`; the file is unchanged.", path.display())]
+    EditManyMatches {
+        path: std::path::PathBuf,
+        count: usize,
+    },
+    /// A relative path with no directory to resolve it against.
+    #[error("`{path}` is a relative path and there is no directory to resolve it against.")]
+    RelativePath { path: String },
+    /// A write whose folder is missing, with folder creation off.
+    #[error("The directory `{}` does not exist.", dir.display())]
+    MissingDirectory { dir: std::path::PathBuf },
+    /// A replace of a file with other hard links, not allowed to break them.
+    #[error("`{}` has {links} hard links; replacing it would leave the other names with the old contents.", path.display())]
+    HardLinks {
+        path: std::path::PathBuf,
+        links: u64,
+    },
+    /// The program to run was not found.
+    #[error("`{program}` was not found.")]
+    ProgramNotFound {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+}

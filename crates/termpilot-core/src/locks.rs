@@ -16,11 +16,10 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::jobs::store::{epoch_ms, rfc3339};
 use crate::platform;
 
@@ -30,7 +29,8 @@ pub const MAX_WAIT_MS: u64 = 600_000;
 pub const MAX_NAME_LEN: usize = 64;
 const OWNER: &str = "owner.json";
 
-/// Who holds a lock, as recorded in its `owner.json`.
+/// Who holds a lock, as recorded in its `owner.json`. Storage, not the wire: these serde
+/// derives and field names are the on-disk format every termpilot on the host reads.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Owner {
     name: String,
@@ -61,8 +61,7 @@ impl Owner {
 }
 
 /// A stale lock that was recovered on the way to acquiring it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Recovered {
     /// The dead owner's pid.
     pub pid: i32,
@@ -71,8 +70,7 @@ pub struct Recovered {
 }
 
 /// A lock now held by the caller.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Acquired {
     pub name: String,
     /// Pass this to lock_release.
@@ -84,8 +82,7 @@ pub struct Acquired {
 }
 
 /// A lock released.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Released {
     pub name: String,
     pub released: bool,
@@ -260,16 +257,13 @@ impl Locks {
                 Attempt::Held(holder) => holder,
             };
             if tokio::time::Instant::now() >= deadline {
-                let waited = if wait.is_zero() {
-                    "pass waitMs to wait for it".to_string()
-                } else {
-                    format!("waited {} ms; wait longer", begun.elapsed().as_millis())
-                };
-                return Err(Error::Other(format!(
-                    "Lock `{name}` is held by {} for {}; {waited}, or ask its holder to call lock_release.",
-                    holder.describe(),
-                    holder.held_for(),
-                )));
+                return Err(Fault::LockHeld {
+                    name: name.into(),
+                    holder: holder.describe(),
+                    held_for: holder.held_for(),
+                    waited_ms: (!wait.is_zero()).then(|| begun.elapsed().as_millis() as u64),
+                }
+                .into());
             }
             let exit = platform::ExitWatch::new(holder.pid).ok();
             tokio::select! {
@@ -296,10 +290,11 @@ impl Locks {
             )));
         };
         if holder.token != token {
-            return Err(Error::InvalidInput(format!(
-                "That token does not hold lock `{name}` (it is held by {}); pass the token lock_acquire returned.",
-                holder.describe()
-            )));
+            return Err(Fault::WrongLockToken {
+                name: name.into(),
+                holder: holder.describe(),
+            }
+            .into());
         }
         self.ensure_dirs()?;
         if !self.remove_if(name, token)? {

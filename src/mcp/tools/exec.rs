@@ -12,6 +12,7 @@ use super::session_call::{lock, lock_to_type};
 use super::waits::compile;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
+use termpilot_core::exec::backoff;
 
 pub fn tools() -> Vec<ToolDef> {
     vec![
@@ -170,6 +171,16 @@ pub enum Backoff {
     Fixed,
 }
 
+impl From<Backoff> for backoff::Backoff {
+    fn from(b: Backoff) -> Self {
+        match b {
+            Backoff::Exponential => backoff::Backoff::Exponential,
+            Backoff::Linear => backoff::Backoff::Linear,
+            Backoff::Fixed => backoff::Backoff::Fixed,
+        }
+    }
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RetryParams {
@@ -278,12 +289,7 @@ async fn retry(ctx: ToolCtx, p: RetryParams) -> Result<RetryResult, ToolError> {
                 history,
             });
         }
-        let factor = match p.backoff {
-            Backoff::Fixed => 1,
-            Backoff::Linear => attempt as u64,
-            Backoff::Exponential => 1u64 << (attempt - 1).min(20),
-        };
-        let delay = Duration::from_millis(p.delay_ms.saturating_mul(factor).min(600_000));
+        let delay = backoff::delay(p.backoff.into(), Duration::from_millis(p.delay_ms), attempt);
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
             _ = ctx.cancel.cancelled() => {}

@@ -5,11 +5,13 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_core::files::grep::{GrepOptions, GrepResult};
-use termpilot_core::files::{Encoding, edit, encoding, path, write};
+use termpilot_core::files::grep::GrepOptions;
+use termpilot_core::files::{edit, encoding, path, write};
 
+use crate::mcp::args::yes;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
+use crate::mcp::wire::files::{Encoding, GrepResult};
 
 pub fn tools() -> Vec<ToolDef> {
     vec![
@@ -37,9 +39,6 @@ pub fn tools() -> Vec<ToolDef> {
     ]
 }
 
-fn yes() -> bool {
-    true
-}
 fn default_max_results() -> usize {
     200
 }
@@ -92,7 +91,7 @@ async fn write_file(ctx: ToolCtx, p: WriteParams) -> Result<WriteResult, ToolErr
     };
     let target = path::resolve(&p.path, base.as_deref())?;
     termpilot_core::sandbox::check_write(&target)?;
-    let bytes = encoding::decode(&p.content, p.encoding)?;
+    let bytes = encoding::decode(&p.content, p.encoding.into())?;
     let opts = write::WriteOptions {
         append: p.append,
         create_dirs: p.create_dirs,
@@ -182,5 +181,7 @@ async fn grep_files(ctx: ToolCtx, p: GrepParams) -> Result<GrepResult, ToolError
         context_lines: p.context_lines,
     };
     let cancel = ctx.cancel.clone();
-    blocking(move || termpilot_core::files::grep::grep(&opts, &cancel)).await
+    blocking(move || termpilot_core::files::grep::grep(&opts, &cancel))
+        .await
+        .map(Into::into)
 }

@@ -6,12 +6,12 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use termpilot_core::jobs::{
-    DEFAULT_TAIL_LINES, DEFAULT_WAIT_MS, JobKilled, JobList, JobShell, JobStatus, JobWaited,
-    MAX_TAIL_LINES, MAX_WAIT_MS, StartRequest, Started,
+    DEFAULT_TAIL_LINES, DEFAULT_WAIT_MS, MAX_TAIL_LINES, MAX_WAIT_MS, StartRequest,
 };
 
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
+use crate::mcp::wire::jobs::{JobKilled, JobList, JobShell, JobStatus, JobWaited, Started};
 
 pub fn tools() -> Vec<ToolDef> {
     vec![
@@ -73,10 +73,11 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<Started, ToolError> {
         .start(StartRequest {
             command: p.command,
             cwd: p.cwd,
-            shell: p.shell,
+            shell: p.shell.map(Into::into),
             name: p.name,
         })
-        .await?)
+        .await?
+        .into())
 }
 
 fn default_tail() -> usize {
@@ -98,7 +99,7 @@ pub struct StatusParams {
 }
 
 async fn status(ctx: ToolCtx, p: StatusParams) -> Result<JobStatus, ToolError> {
-    Ok(ctx.core.jobs.status(&p.job_id, p.tail_lines)?)
+    Ok(ctx.core.jobs.status(&p.job_id, p.tail_lines)?.into())
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -124,7 +125,8 @@ async fn wait(ctx: ToolCtx, p: WaitParams) -> Result<JobWaited, ToolError> {
             &ctx.cancel,
             ctx.progress.as_ref(),
         )
-        .await?)
+        .await?
+        .into())
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -137,7 +139,7 @@ pub struct KillParams {
 }
 
 async fn kill(ctx: ToolCtx, p: KillParams) -> Result<JobKilled, ToolError> {
-    Ok(ctx.core.jobs.kill(&p.job_id, p.tail_lines).await?)
+    Ok(ctx.core.jobs.kill(&p.job_id, p.tail_lines).await?.into())
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -145,5 +147,5 @@ async fn kill(ctx: ToolCtx, p: KillParams) -> Result<JobKilled, ToolError> {
 pub struct ListParams {}
 
 async fn list(ctx: ToolCtx, _p: ListParams) -> Result<JobList, ToolError> {
-    Ok(ctx.core.jobs.list())
+    Ok(ctx.core.jobs.list().into())
 }

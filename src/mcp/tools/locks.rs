@@ -4,10 +4,11 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use termpilot_core::locks::{Acquired, MAX_NAME_LEN, MAX_WAIT_MS, Released};
+use termpilot_core::locks::{MAX_NAME_LEN, MAX_WAIT_MS};
 
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
+use crate::mcp::wire::locks::{Acquired, Released};
 
 pub fn tools() -> Vec<ToolDef> {
     vec![
@@ -52,7 +53,8 @@ async fn acquire(ctx: ToolCtx, p: AcquireParams) -> Result<Acquired, ToolError> 
             p.note,
             &ctx.cancel,
         )
-        .await?)
+        .await?
+        .into())
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -64,5 +66,5 @@ pub struct ReleaseParams {
 }
 
 async fn release(ctx: ToolCtx, p: ReleaseParams) -> Result<Released, ToolError> {
-    Ok(ctx.core.locks.release(&p.name, &p.token)?)
+    Ok(ctx.core.locks.release(&p.name, &p.token)?.into())
 }

@@ -1,7 +1,7 @@
 //! One-shot command tools: `terminal_run`, `terminal_run_paged` and `run_python`.
 //!
-//! Parameters in, one call to the core's runner (`termpilot_core::exec`), results shaped out:
-//! parsers, summaries, success checks and pages are applied here from the core's pieces.
+//! Parameters in, one call to the core's runner (`termpilot_core::exec`), results shaped out; the
+//! rules (success, parser choice, success-file check) are the core's `exec::verdict`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,14 +11,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use termpilot_core::exec::checks::{self, FileCheck};
-use termpilot_core::exec::{Captured, Outcome, OutputCap, Shell, Spec, pager, parse, python};
+use termpilot_core::exec::verdict::{self, Rules};
+use termpilot_core::exec::{Captured, Outcome, OutputCap, Shell, Spec, pager, python};
 use termpilot_core::sandbox;
 
+use crate::mcp::args::yes;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
-
-/// Parsing reads at most this much of a spilled stream (for summaries).
-const MAX_PARSE_BYTES: u64 = 16 * 1024 * 1024;
 
 pub fn tools() -> Vec<ToolDef> {
     vec![
@@ -61,10 +60,6 @@ fn default_exit_code() -> Option<i32> {
 fn default_page_size() -> usize {
     100
 }
-fn yes() -> bool {
-    true
-}
-
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RunParams {
@@ -269,11 +264,6 @@ impl From<&Captured> for SpillOut {
     }
 }
 
-/// The text of a whole stream for a parser or summary, when it is not too big.
-fn whole_text(stream: &Captured) -> Option<String> {
-    (stream.total_bytes <= MAX_PARSE_BYTES).then(|| stream.full_text())
-}
-
 fn timeout_hint(ms: u64) -> String {
     format!(
         "The command timed out after {ms} ms and its process tree was killed; raise timeout (max 600000) or start it with job_start."
@@ -364,50 +354,32 @@ pub(crate) async fn run(ctx: ToolCtx, p: RunParams) -> Result<RunResult, ToolErr
     let out = termpilot_core::exec::run(spec, &ctx.cancel).await?;
 
     let mut result = envelope(p.cmd.clone(), p.args.clone(), &dir, &out, p.timeout);
-    let exit_ok = p.success_exit_code.is_none_or(|c| out.exit_code == Some(c));
-    result.ok = !out.timed_out && exit_ok;
-
-    if !out.timed_out && !p.shell {
-        let parsed = if out.stdout.truncated {
-            if p.summary {
-                whole_text(&out.stdout).and_then(|t| parse::parse(&p.cmd, &p.args, &t))
-            } else {
-                None
-            }
-        } else {
-            parse::parse(&p.cmd, &p.args, &out.stdout.text())
-        };
-        match parsed {
-            Some(parsed) => {
-                if p.summary {
-                    result.stdout.summary = Some(parsed.summary);
-                    result.stdout.raw = None;
-                }
-                if p.parse && !out.stdout.truncated {
-                    result.stdout.parsed = Some(parsed.value);
-                    if p.parse_only {
-                        result.stdout.raw = None;
-                    }
-                }
-            }
-            None if p.parse
-                && parse::wants_hint(&p.cmd, exit_ok, out.stdout.total_bytes as usize) =>
-            {
-                result.hint = Some(parse::HINT.to_string());
-            }
-            None => {}
-        }
+    let rules = Rules {
+        success_exit_code: p.success_exit_code,
+        success_file: p.success_file.as_ref().map(|f| shown_dir(&dir).join(f)),
+        success_file_pattern: pattern,
+        shell: p.shell,
+        parse: p.parse,
+        summary: p.summary,
+        parse_only: p.parse_only,
+    };
+    let v = verdict::judge(&p.cmd, &p.args, &out, &rules);
+    result.ok = v.ok;
+    result.stdout.summary = v.summary;
+    result.stdout.parsed = v.parsed;
+    if v.drop_raw {
+        result.stdout.raw = None;
     }
-
-    if let Some(file) = &p.success_file {
-        let path = shown_dir(&dir).join(file);
-        let FileCheck {
-            path,
-            exists,
-            matched,
-            ok,
-        } = checks::success_file(&path, pattern.as_ref());
-        result.ok &= ok;
+    if let Some(hint) = v.hint {
+        result.hint = Some(hint.to_string());
+    }
+    if let Some(FileCheck {
+        path,
+        exists,
+        matched,
+        ok,
+    }) = v.file
+    {
         result.checks = Some(ChecksOut {
             success_file: SuccessFileOut {
                 path: path.display().to_string(),
@@ -439,15 +411,11 @@ async fn run_paged(ctx: ToolCtx, p: PagedParams) -> Result<PagedResult, ToolErro
 
 /// Pages `out`'s stdout into the envelope `run` (shared with the remote form).
 pub(crate) fn paged_result(p: &PagedParams, mut run: RunResult, out: &Outcome) -> PagedResult {
-    run.ok = !out.timed_out && out.exit_code == Some(0);
+    run.ok = verdict::paged_ok(out);
     let page = pager::page_captured(&out.stdout, p.page, p.page_size);
     run.stdout.raw = Some(page.lines.join("\n"));
-    if p.summary
-        && !out.timed_out
-        && let Some(parsed) =
-            whole_text(&out.stdout).and_then(|t| parse::parse(&p.cmd, &p.args, &t))
-    {
-        run.stdout.summary = Some(parsed.summary);
+    if p.summary {
+        run.stdout.summary = verdict::paged_summary(&p.cmd, &p.args, out);
     }
     PagedResult {
         run,

@@ -4,12 +4,13 @@ use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use termpilot_core::system::lockers::{self, Lockers};
-use termpilot_core::system::processes::{self, DEFAULT_MAX_RESULTS, MAX_RESULTS, ProcessList};
-use termpilot_core::system::screenshot::{self, Shot, Target};
+use termpilot_core::system::lockers;
+use termpilot_core::system::processes::{self, DEFAULT_MAX_RESULTS, MAX_RESULTS};
+use termpilot_core::system::screenshot;
 
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef, WithImages};
 use crate::mcp::reply::ToolError;
+use crate::mcp::wire::system::{Lockers, ProcessList, Shot, Target};
 
 pub fn tools() -> Vec<ToolDef> {
     vec![
@@ -62,7 +63,9 @@ pub struct ProcessListParams {
 }
 
 async fn process_list(_ctx: ToolCtx, p: ProcessListParams) -> Result<ProcessList, ToolError> {
-    blocking(move || processes::list(p.name_filter.as_deref(), p.max_results)).await
+    blocking(move || processes::list(p.name_filter.as_deref(), p.max_results))
+        .await
+        .map(Into::into)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -73,7 +76,9 @@ pub struct FileLockersParams {
 }
 
 async fn file_lockers(_ctx: ToolCtx, p: FileLockersParams) -> Result<Lockers, ToolError> {
-    blocking(move || lockers::find(&p.path)).await
+    blocking(move || lockers::find(&p.path))
+        .await
+        .map(Into::into)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -94,7 +99,7 @@ async fn take_screenshot(
 ) -> Result<WithImages<Shot>, ToolError> {
     let mut shot = blocking(move || {
         screenshot::capture(
-            p.target,
+            p.target.into(),
             p.window_title.as_deref(),
             p.output_path.as_deref(),
         )
@@ -102,7 +107,7 @@ async fn take_screenshot(
     .await?;
     let png = std::mem::take(&mut shot.png);
     Ok(WithImages {
-        value: shot,
+        value: Shot::from(&shot),
         images: vec![png],
     })
 }

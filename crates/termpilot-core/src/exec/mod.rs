@@ -6,9 +6,10 @@
 //! cancellation and reaped, stdout and stderr captured separately under byte caps with the
 //! rest spilled to a file. Around it: shell command lines ([`shell`]), program resolution on
 //! Windows ([`resolve`]), structured parsers for read-only commands ([`parse`]), stdout
-//! paging ([`pager`]), success checks ([`checks`]) and Python ([`python`]).
+//! paging ([`pager`]), success checks ([`checks`]), `terminal_run`'s rules ([`verdict`]), Python ([`python`]) and the retry schedule ([`backoff`]).
 //! Not here: sessions (a PTY and an emulator) and detached jobs.
 
+pub mod backoff;
 pub mod capture;
 pub mod checks;
 pub mod env;
@@ -21,6 +22,7 @@ pub mod runner;
 pub mod shell;
 pub mod spawner;
 pub mod spill;
+pub mod verdict;
 
 pub use capture::{Captured, OutputCap};
 pub use runner::{Outcome, Spec, run};

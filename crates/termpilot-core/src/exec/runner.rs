@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::capture::{Captured, OutputCap, capture};
 use super::env::CHILD_ENV;
 use super::shell::Shell;
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::platform;
 
 /// Default time a one-shot command may run.
@@ -216,9 +216,11 @@ pub async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
 
 fn spawn_error(program: &str, e: std::io::Error) -> Error {
     match e.kind() {
-        std::io::ErrorKind::NotFound => Error::InvalidInput(format!(
-            "`{program}` was not found; check the name, pass its absolute path, or set shell:true for shell builtins."
-        )),
+        std::io::ErrorKind::NotFound => Fault::ProgramNotFound {
+            program: program.into(),
+            source: e,
+        }
+        .into(),
         std::io::ErrorKind::PermissionDenied => Error::InvalidInput(format!(
             "`{program}` is not executable (permission denied); check the path and its permissions."
         )),

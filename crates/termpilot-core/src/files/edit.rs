@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::io::Read;
 
 use super::write::{check_links, replace, target_of};
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 
 /// What an edit did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,24 +31,19 @@ pub fn edit(
     break_links: bool,
 ) -> Result<Edited> {
     if old.is_empty() {
-        return Err(Error::InvalidInput(
-            "`oldText` is empty; pass the exact text to replace.".into(),
-        ));
+        return Err(Fault::EditEmptyText.into());
     }
     let (target, meta) = target_of(path)?;
     let Some(meta) = meta else {
-        return Err(Error::InvalidInput(format!(
-            "`{}` does not exist; edit_file changes existing files, terminal_write_file creates new ones.",
-            path.display()
-        )));
+        return Err(Fault::EditMissingFile { path: path.into() }.into());
     };
     if meta.len() > MAX_EDIT_BYTES {
-        return Err(Error::InvalidInput(format!(
-            "`{}` is {} MiB, over edit_file's limit of {} MiB; the file is unchanged. Edit it with a program in a session instead.",
-            path.display(),
-            meta.len() / (1024 * 1024),
-            MAX_EDIT_BYTES / (1024 * 1024)
-        )));
+        return Err(Fault::EditTooLarge {
+            path: path.into(),
+            mib: meta.len() / (1024 * 1024),
+            limit_mib: MAX_EDIT_BYTES / (1024 * 1024),
+        }
+        .into());
     }
     check_links(path, &meta, break_links)?;
     let bytes = read_bounded(&target).map_err(|e| {
@@ -59,30 +54,23 @@ pub fn edit(
         )
     })?;
     if bytes.len() as u64 > MAX_EDIT_BYTES {
-        return Err(Error::InvalidInput(format!(
-            "`{}` grew past edit_file's limit of {} MiB while being read; the file is unchanged.",
-            path.display(),
-            MAX_EDIT_BYTES / (1024 * 1024)
-        )));
+        return Err(Fault::EditGrew {
+            path: path.into(),
+            limit_mib: MAX_EDIT_BYTES / (1024 * 1024),
+        }
+        .into());
     }
-    let text = String::from_utf8(bytes).map_err(|_| {
-        Error::InvalidInput(format!(
-            "`{}` is not UTF-8 text, so it cannot be edited as text; rewrite it with terminal_write_file instead.",
-            path.display()
-        ))
-    })?;
+    let text = String::from_utf8(bytes).map_err(|_| Fault::EditNotText { path: path.into() })?;
     let count = text.matches(old).count();
     if count == 0 {
-        return Err(Error::InvalidInput(format!(
-            "`oldText` was not found in `{}` (0 matches); the file is unchanged. Check whitespace and line endings, or read the file first.",
-            path.display()
-        )));
+        return Err(Fault::EditNoMatch { path: path.into() }.into());
     }
     if count > 1 && !replace_all {
-        return Err(Error::InvalidInput(format!(
-            "`oldText` matches {count} times in `{}`; the file is unchanged. Include more surrounding text to make it unique, or pass replaceAll true.",
-            path.display()
-        )));
+        return Err(Fault::EditManyMatches {
+            path: path.into(),
+            count,
+        }
+        .into());
     }
     let updated = if replace_all {
         text.replace(old, new)

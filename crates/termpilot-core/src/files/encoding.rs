@@ -1,29 +1,22 @@
 //! The encodings `content` may arrive in, and turning it into the bytes to write.
 
 use base64::Engine;
-use schemars::JsonSchema;
-use serde::Deserialize;
 
 use crate::error::{Error, Result};
 
 /// How the `content` string is turned into bytes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Encoding {
     /// The text as UTF-8.
     #[default]
-    #[serde(rename = "utf-8", alias = "utf8")]
     Utf8,
     /// 7-bit text; any other character is an error.
-    #[serde(rename = "ascii")]
     Ascii,
     /// Binary data as base64.
-    #[serde(rename = "base64")]
     Base64,
     /// Binary data as hex digits.
-    #[serde(rename = "hex")]
     Hex,
     /// One byte per character, U+0000..U+00FF.
-    #[serde(rename = "latin1")]
     Latin1,
 }
 

@@ -18,8 +18,6 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
-use schemars::JsonSchema;
-use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
@@ -47,8 +45,7 @@ pub struct GrepOptions {
 }
 
 /// One matching line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrepMatch {
     pub file: String,
     pub line_number: u64,
@@ -58,8 +55,7 @@ pub struct GrepMatch {
 }
 
 /// Everything a search found.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default)]
 pub struct GrepResult {
     pub matches: Vec<GrepMatch>,
     pub files_scanned: usize,

@@ -2,7 +2,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 
 /// `path` made absolute against `base`; without a base a relative path is an error.
 /// `.` and `..` are resolved lexically so the result names the file plainly.
@@ -19,9 +19,7 @@ pub fn resolve(path: &str, base: Option<&Path>) -> Result<PathBuf> {
         match base {
             Some(base) => base.join(given),
             None => {
-                return Err(Error::InvalidInput(format!(
-                    "`{path}` is a relative path; pass an absolute path, or a sessionId to resolve it against that session's directory."
-                )));
+                return Err(Fault::RelativePath { path: path.into() }.into());
             }
         }
     };

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 
 /// What a write did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,10 +64,7 @@ pub fn write(path: &Path, bytes: &[u8], opts: WriteOptions) -> Result<Written> {
             )));
         }
         if !opts.create_dirs {
-            return Err(Error::InvalidInput(format!(
-                "The directory `{}` does not exist; create it or pass createDirs true.",
-                parent.display()
-            )));
+            return Err(Fault::MissingDirectory { dir: parent.into() }.into());
         }
         fs::create_dir_all(parent).map_err(|e| {
             Error::io(
@@ -165,10 +162,11 @@ pub(crate) fn check_links(path: &Path, meta: &fs::Metadata, break_links: bool) -
     {
         let links = std::os::unix::fs::MetadataExt::nlink(meta);
         if links > 1 && !break_links {
-            return Err(Error::InvalidInput(format!(
-                "`{}` has {links} hard links; replacing it would leave the other names with the old contents. Pass breakLinks true to replace this name only, or append instead.",
-                path.display()
-            )));
+            return Err(Fault::HardLinks {
+                path: path.into(),
+                links,
+            }
+            .into());
         }
     }
     #[cfg(not(unix))]

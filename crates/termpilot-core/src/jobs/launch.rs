@@ -12,16 +12,12 @@
 
 use std::path::Path;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 use crate::error::{Error, Result};
 use crate::exec::env::CHILD_ENV;
 use crate::exec::shell::{Shell, ShellCommand};
 
 /// The shell a job's command is given to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobShell {
     Bash,
     Powershell,

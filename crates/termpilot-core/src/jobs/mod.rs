@@ -17,11 +17,9 @@ pub mod tail;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use schemars::JsonSchema;
-use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::platform;
 use crate::progress::Progress;
 
@@ -51,8 +49,7 @@ pub struct StartRequest {
 }
 
 /// A job just started.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Started {
     pub job_id: String,
     pub name: Option<String>,
@@ -65,8 +62,7 @@ pub struct Started {
 }
 
 /// Where a job stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobState {
     Running,
     /// Ended by itself; `exit_code` says how.
@@ -78,8 +74,7 @@ pub enum JobState {
 }
 
 /// A job's state and the end of its output.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct JobStatus {
     pub job_id: String,
     pub name: Option<String>,
@@ -97,28 +92,23 @@ pub struct JobStatus {
 }
 
 /// What `job_wait` returns: the status, and whether the wait ran out first.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct JobWaited {
-    #[serde(flatten)]
     pub status: JobStatus,
     pub timed_out: bool,
     pub waited_ms: u64,
 }
 
 /// What `job_kill` did.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct JobKilled {
     /// False when the job had already ended (it is left as it was).
     pub killed: bool,
-    #[serde(flatten)]
     pub status: JobStatus,
 }
 
 /// One line of `job_list`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct JobSummary {
     pub job_id: String,
     pub name: Option<String>,
@@ -132,16 +122,14 @@ pub struct JobSummary {
 }
 
 /// A job directory that could not be read.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct InvalidJob {
     pub job_id: String,
     pub problem: String,
 }
 
 /// Every job on disk, oldest first.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct JobList {
     pub jobs: Vec<JobSummary>,
     pub count: usize,
@@ -175,9 +163,7 @@ impl Jobs {
         store::check_id(id)?;
         let dir = self.root.join(id);
         if !dir.is_dir() {
-            return Err(Error::InvalidInput(format!(
-                "No job is called `{id}`; call job_list to see the jobs."
-            )));
+            return Err(Fault::UnknownJob { id: id.into() }.into());
         }
         Ok(dir)
     }

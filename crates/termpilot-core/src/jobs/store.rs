@@ -17,10 +17,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 
 pub const META: &str = "job.json";
 pub const STDOUT: &str = "stdout.log";
@@ -29,7 +28,8 @@ pub const COMBINED: &str = "combined.log";
 pub const EXIT: &str = "exit_code.txt";
 pub const KILLED: &str = "killed_at.txt";
 
-/// What `job_start` recorded about a job.
+/// What `job_start` recorded about a job. Storage, not the wire: these serde derives and
+/// field names are `job.json`'s on-disk format, read back by every later server.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobMeta {
     pub job_id: String,
@@ -47,8 +47,7 @@ pub struct JobMeta {
 }
 
 /// Where a job's output goes.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct LogPaths {
     pub stdout: String,
     pub stderr: String,
@@ -89,9 +88,7 @@ pub fn check_id(id: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::InvalidInput(format!(
-            "`{id}` is not a job id; pass a jobId returned by job_start or listed by job_list."
-        )))
+        Err(Fault::NotAJobId { id: id.into() }.into())
     }
 }
 

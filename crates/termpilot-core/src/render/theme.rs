@@ -10,6 +10,8 @@ use alacritty_terminal::vte::ansi::Rgb;
 
 use crate::error::{Error, Result};
 
+// The serde and schema derives are the wire's; they go once `mcp/tools/screen.rs` takes
+// `mcp::wire::screen::Theme` instead (issue 12, point 4).
 /// A colour theme for screenshots. Serialises as its name (`"solarized-dark"`), so tool
 /// parameters can use it directly.
 #[derive(

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+// The serde and schema derives are the wire's; they go once `mcp/tools/sessions.rs` takes
+// `mcp::wire::sandbox::Mode` instead (issue 12, point 4).
 /// What sandboxed processes may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
-use super::scan::LineScan;
 use super::call::SessionCall;
+use super::scan::LineScan;
 use super::terminal::Session;
 use super::waiter::{Look, Waited, Waiter};
 use crate::progress::Progress;
@@ -140,7 +140,6 @@ impl SessionCall {
 }
 
 impl Session {
-
     /// The first trigger matching `line` that is not cooling down; records the match.
     fn first_trigger(&self, triggers: &[Trigger], line: &str) -> Option<String> {
         let mut s = self.state();

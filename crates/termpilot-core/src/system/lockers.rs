@@ -7,14 +7,10 @@
 
 use std::path::Path;
 
-use schemars::JsonSchema;
-use serde::Serialize;
-
 use crate::error::{Error, Result};
 
 /// One process holding the file.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Locker {
     pub pid: u32,
     pub app_name: String,
@@ -23,8 +19,7 @@ pub struct Locker {
 }
 
 /// Who holds `path` open.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Lockers {
     pub path: String,
     pub lockers: Vec<Locker>,
@@ -243,10 +238,7 @@ mod imp {
     use crate::error::{Error, Result};
 
     pub fn find(_path: &Path) -> Result<Lockers> {
-        Err(Error::Other(
-            "file_lockers is not supported on this platform yet (Linux and Windows only); use `lsof` through terminal_run."
-                .into(),
-        ))
+        Err(crate::error::Fault::FileLockersUnsupported.into())
     }
 }
 

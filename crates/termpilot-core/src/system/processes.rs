@@ -2,8 +2,6 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use schemars::JsonSchema;
-use serde::Serialize;
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
 use crate::error::{Error, Result};
@@ -14,8 +12,7 @@ pub const DEFAULT_MAX_RESULTS: usize = 100;
 pub const MAX_RESULTS: usize = 1000;
 
 /// One process.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct ProcessInfo {
     pub pid: u32,
     pub name: String,
@@ -28,8 +25,7 @@ pub struct ProcessInfo {
 }
 
 /// Matching processes, by pid.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct ProcessList {
     pub processes: Vec<ProcessInfo>,
     /// How many processes matched (more than returned when truncated).

@@ -7,14 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 
 /// What to capture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Target {
     #[default]
     Screen,
@@ -31,8 +27,7 @@ pub struct Capture {
 }
 
 /// A screenshot saved to disk.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Shot {
     pub path: String,
     pub width: u32,
@@ -40,9 +35,7 @@ pub struct Shot {
     pub target: Target,
     /// The title of the window captured.
     pub window_title: Option<String>,
-    /// The PNG itself, for the caller to show (not serialised).
-    #[serde(skip)]
-    #[schemars(skip)]
+    /// The PNG itself, for the caller to show.
     pub png: Vec<u8>,
 }
 
@@ -55,14 +48,10 @@ pub fn capture(
 ) -> Result<Shot> {
     let title = match (target, window_title) {
         (Target::Window, None) => {
-            return Err(Error::InvalidInput(
-                "target window needs windowTitle (a part of the window's title).".into(),
-            ));
+            return Err(Fault::WindowTitleMissing.into());
         }
         (Target::Window, Some(t)) if t.trim().is_empty() => {
-            return Err(Error::InvalidInput(
-                "windowTitle is empty; pass a part of the window's title.".into(),
-            ));
+            return Err(Fault::WindowTitleEmpty.into());
         }
         (Target::Window, t) => t,
         (Target::Screen, _) => None,
@@ -71,10 +60,7 @@ pub fn capture(
         Some(p) => {
             let png = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
             if !p.is_absolute() || !png {
-                return Err(Error::InvalidInput(format!(
-                    "outputPath `{}` must be an absolute path ending in .png.",
-                    p.display()
-                )));
+                return Err(Fault::ScreenshotPath { path: p.into() }.into());
             }
             p.to_path_buf()
         }
@@ -83,20 +69,14 @@ pub fn capture(
     let pixels = grab(title)?;
     let png = encode_png(&pixels)?;
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| {
-            Error::io(
-                format!("Cannot create {}", parent.display()),
-                "Pass an outputPath in a writable folder.",
-                e,
-            )
+        std::fs::create_dir_all(parent).map_err(|source| Fault::ScreenshotWrite {
+            context: format!("Cannot create {}", parent.display()),
+            source,
         })?;
     }
-    std::fs::write(&path, &png).map_err(|e| {
-        Error::io(
-            format!("Cannot write {}", path.display()),
-            "Pass an outputPath in a writable folder.",
-            e,
-        )
+    std::fs::write(&path, &png).map_err(|source| Fault::ScreenshotWrite {
+        context: format!("Cannot write {}", path.display()),
+        source,
     })?;
     Ok(Shot {
         path: path.display().to_string(),
@@ -125,10 +105,7 @@ fn grab(title: Option<&str>) -> Result<Capture> {
 
 #[cfg(not(all(unix, not(target_os = "macos"))))]
 fn grab(_title: Option<&str>) -> Result<Capture> {
-    Err(Error::Other(
-        "Desktop screenshots are not supported on this platform yet (X11 only); terminal_screenshot still captures a session."
-            .into(),
-    ))
+    Err(Fault::DesktopScreenshotUnsupported.into())
 }
 
 /// RGB pixels to PNG bytes.
@@ -162,8 +139,13 @@ mod tests {
 
     #[test]
     fn window_needs_a_title_and_paths_are_checked() {
-        let e = capture(Target::Window, None, None).unwrap_err().to_string();
-        assert!(e.contains("windowTitle"), "{e}");
+        let e = capture(Target::Window, None, None).unwrap_err();
+        assert!(
+            matches!(e, Error::Fault(Fault::WindowTitleMissing)),
+            "{e:?}"
+        );
+        let e = capture(Target::Window, Some("  "), None).unwrap_err();
+        assert!(matches!(e, Error::Fault(Fault::WindowTitleEmpty)), "{e:?}");
         let e = capture(Target::Screen, None, Some(Path::new("rel.png")))
             .unwrap_err()
             .to_string();
