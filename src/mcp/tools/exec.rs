@@ -92,7 +92,7 @@ pub struct ExecResult {
     /// A full-screen program (vim, less, htop) still running: its screen as text, in place
     /// of `output`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub screen: Option<termpilot_core::session::screen::ScreenText>,
+    pub screen: Option<crate::mcp::wire::screen::ScreenText>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
@@ -130,7 +130,7 @@ fn shape(o: ExecOutcome) -> ExecResult {
         truncated: (o.omitted_lines > 0 || o.cut_lines > 0).then_some(true),
         full_output_path: o.full_output_path.map(|p| p.display().to_string()),
         position: o.position,
-        screen: o.screen,
+        screen: o.screen.map(Into::into),
         hint,
     }
 }

@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_core::render::{Png, Theme};
+use termpilot_core::render::{self, Png};
+
+use crate::mcp::wire::screen::ScreenText;
+use crate::mcp::wire::screen::Theme;
 use termpilot_core::session::batch::{self, Action};
 use termpilot_core::session::mouse::{Direction, MAX_SCROLL};
-use termpilot_core::session::screen::ScreenText;
 use termpilot_core::session::terminal::Session;
 
 use super::session_call::{lock, lock_to_type};
@@ -95,9 +97,11 @@ async fn render(
     ring: Option<(usize, usize)>,
 ) -> Result<(Png, Theme), ToolError> {
     let session = session.clone();
-    let theme = theme.unwrap_or_else(|| Theme::parse(&session.shape().theme).unwrap_or_default());
+    let theme = theme
+        .map(render::Theme::from)
+        .unwrap_or_else(|| render::Theme::parse(&session.shape().theme).unwrap_or_default());
     let png = blocking(move || session.screenshot(Some(theme), ring)).await?;
-    Ok((png, theme))
+    Ok((png, theme.into()))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

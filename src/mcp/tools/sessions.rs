@@ -14,6 +14,7 @@ use super::session_call::lock;
 use crate::mcp::args::yes;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
+use crate::mcp::wire::screen::Theme;
 
 pub fn tools() -> Vec<ToolDef> {
     vec![
@@ -79,27 +80,7 @@ pub struct StartParams {
     /// Only tightens the server's sandbox. Kept out of the slim schema (the default tool
     /// surface is at its 6 KB budget); the README documents it.
     #[schemars(skip)]
-    pub sandbox: Option<termpilot_core::sandbox::Mode>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Theme {
-    Dark,
-    Light,
-    SolarizedDark,
-    SolarizedLight,
-}
-
-impl Theme {
-    fn name(self) -> &'static str {
-        match self {
-            Theme::Dark => "dark",
-            Theme::Light => "light",
-            Theme::SolarizedDark => "solarized-dark",
-            Theme::SolarizedLight => "solarized-light",
-        }
-    }
+    pub sandbox: Option<crate::mcp::wire::sandbox::Mode>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -146,9 +127,11 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         scrollback: p.scrollback,
         login: p.login,
         name: p.name,
-        theme: p.theme.map(|t| t.name().to_string()),
+        theme: p
+            .theme
+            .map(|t| termpilot_core::render::Theme::from(t).to_string()),
         remote,
-        sandbox: p.sandbox,
+        sandbox: p.sandbox.map(Into::into),
     };
     // Spawning (PTY, fork/exec, threads, rc files, socket) runs off the async workers.
     let sessions = ctx.core.sessions.clone();

@@ -2,10 +2,11 @@
 
 use std::time::Duration;
 
+use crate::mcp::wire::screen::ScreenText;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot_core::session::call::SessionCall;
-use termpilot_core::session::screen::{ScreenOptions, ScreenText};
+use termpilot_core::session::screen::ScreenOptions;
 
 use super::session_call::{lock, lock_to_type};
 use crate::mcp::args::yes;
@@ -97,7 +98,7 @@ pub(super) async fn answer(
     WriteResult {
         position,
         output: (mode == ReturnOutput::New).then_some(answer.output),
-        screen: answer.screen,
+        screen: answer.screen.map(Into::into),
         end_position: answer.end_position,
         exit_code: answer.exit_code,
     }
@@ -223,7 +224,7 @@ async fn read(ctx: ToolCtx, p: ReadParams) -> Result<ReadResult, ToolError> {
             timed_out: None,
             truncated: None,
             hint: None,
-            screen: Some(screen),
+            screen: Some(screen.into()),
             controller: person(&session),
         });
     }

@@ -10,23 +10,9 @@ use alacritty_terminal::vte::ansi::Rgb;
 
 use crate::error::{Error, Result};
 
-// The serde and schema derives are the wire's; they go once `mcp/tools/screen.rs` takes
-// `mcp::wire::screen::Theme` instead (issue 12, point 4).
-/// A colour theme for screenshots. Serialises as its name (`"solarized-dark"`), so tool
-/// parameters can use it directly.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
+/// A colour theme for screenshots, named as `Display` and [`Theme::parse`] spell it
+/// (`"solarized-dark"`); the JSON form is the face's (`mcp::wire::screen::Theme`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Theme {
     #[default]
     Dark,
@@ -179,14 +165,6 @@ mod tests {
             Theme::parse(" Solarized_Dark ").unwrap(),
             Theme::SolarizedDark
         );
-    }
-
-    #[test]
-    fn serde_uses_the_same_names() {
-        for (theme, name) in Theme::ALL.into_iter().zip(Theme::NAMES) {
-            assert_eq!(serde_json::to_value(theme).unwrap(), name);
-            assert_eq!(serde_json::from_value::<Theme>(name.into()).unwrap(), theme);
-        }
     }
 
     #[test]

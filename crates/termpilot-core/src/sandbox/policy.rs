@@ -8,14 +8,9 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-// The serde and schema derives are the wire's; they go once `mcp/tools/sessions.rs` takes
-// `mcp::wire::sandbox::Mode` instead (issue 12, point 4).
-/// What sandboxed processes may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
+/// What sandboxed processes may write (the `sandbox` parameter's JSON form is the face's,
+/// `mcp::wire::sandbox::Mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// No sandbox.
     #[default]

@@ -6,7 +6,6 @@ use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::TermMode;
 use alacritty_terminal::term::cell::Flags;
 use alacritty_terminal::vte::ansi::{Color, NamedColor};
-use serde::Serialize;
 
 use super::emulator::Emulator;
 
@@ -39,19 +38,17 @@ impl ScreenOptions {
 }
 
 /// Where the cursor is (1-based) and what it covers.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone)]
 pub struct CursorInfo {
     pub row: usize,
     pub col: usize,
     /// The character under the cursor, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub char: Option<String>,
     pub visible: bool,
 }
 
 /// A run of reverse-video or background-coloured cells (1-based row and columns).
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Highlight {
     pub row: usize,
     pub start_col: usize,
@@ -59,14 +56,12 @@ pub struct Highlight {
     pub text: String,
 }
 
-/// One page of the screen as text.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
+/// One page of the screen as text (the JSON form is the face's, `mcp::wire::screen`).
+#[derive(Debug, Clone)]
 pub struct ScreenText {
     pub text: String,
     pub cursor: CursorInfo,
     pub highlights: Vec<Highlight>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub highlights_hint: Option<String>,
     pub title: Option<String>,
     pub alt_screen: bool,
