@@ -10,10 +10,9 @@ pub enum Error {
     /// A parameter was missing, malformed or out of range.
     #[error("{0}")]
     InvalidInput(String),
-    /// No session has this id or name.
-    #[error(
-        "No session is called `{0}`. Call terminal_list to see the sessions, or terminal_start to open one."
-    )]
+    /// No session has this id or name (the face words it: it names the tools to list and
+    /// start sessions).
+    #[error("No session is called `{0}`.")]
     UnknownSession(String),
     /// The session had ended and was started afresh; the call's action was not performed.
     #[error("{0}")]
@@ -149,4 +148,38 @@ pub enum Fault {
         #[source]
         source: std::io::Error,
     },
+    /// A click on a screen whose program does not report the mouse.
+    #[error(
+        "The program on screen has not enabled mouse reporting, so a click would only type escape codes."
+    )]
+    NoMouse,
+    /// A wheel turn where nothing scrolls with the wheel.
+    #[error(
+        "Nothing on this screen scrolls with the wheel: no program reports the mouse or uses the alternate screen."
+    )]
+    NothingScrolls,
+    /// Typing refused while a person holds the session's keyboard.
+    #[error("A person is typing in session {id}, so the input was not sent.")]
+    PersonTyping { id: String, lease_secs: u64 },
+    /// A prompt command in a session that runs one program, not a shell.
+    #[error("Session {id} runs one program, not a shell.")]
+    NotAShell { id: String },
+    /// A prompt command while a program holds the terminal.
+    #[error("`{program}` is running in session {id}, so there is no prompt to type a command at.")]
+    ProgramInForeground { id: String, program: String },
+    /// A prompt command while the last one still runs.
+    #[error("A command is still running in session {id}.")]
+    CommandStillRunning { id: String },
+    /// A command line over the limit.
+    #[error("The command is {bytes} bytes, over the {limit_kib} KiB a command line may take.")]
+    CommandTooLong { bytes: usize, limit_kib: usize },
+    /// Input for a program that has exited.
+    #[error("The program in session {id} has exited ({how}).")]
+    ProgramExited { id: String, how: String },
+    /// The program stopped reading its input (the terminal's input buffer is full).
+    #[error("The program has not read its input for 5 s (the terminal's input buffer is full).")]
+    InputNotRead,
+    /// A start at the session limit.
+    #[error("{open} sessions are open, the most this server allows.")]
+    SessionLimit { open: usize },
 }

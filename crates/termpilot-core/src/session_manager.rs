@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::config::{Config, SessionIds};
 use crate::ended::Ended;
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::session::call::SessionCall;
 use crate::session::emulator::Size;
 use crate::session::shell;
@@ -207,10 +207,10 @@ impl SessionManager {
                 }
             })
         }, |inner| {
-            Error::Limit(format!(
-                "{} sessions are open, the most this server allows; stop one with terminal_stop (terminal_list shows them) and try again.",
-                Self::open(inner)
-            ))
+            Fault::SessionLimit {
+                open: Self::open(inner),
+            }
+            .into()
         })?;
         let session = self.spawn_reserved(&id, shape)?;
         self.changed();

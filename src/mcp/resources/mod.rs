@@ -155,24 +155,30 @@ impl Resources {
 
     fn start_notifier(&self, core: &Arc<Core>, me: &Arc<Resources>) {
         self.notifier.get_or_init(|| {
+            // The URIs as the client was remembered, taken here and not when the task first
+            // runs: on a loaded machine a job started meanwhile would be in that later look,
+            // and its coming never announced.
+            let first = uri_set(me, core);
             let weak = Arc::downgrade(me);
             let core = Arc::downgrade(core);
-            tokio::spawn(notify_changes(weak, core));
+            tokio::spawn(notify_changes(weak, core, first));
         });
     }
 }
 
+/// Every resource URI now.
+fn uri_set(resources: &Resources, core: &Core) -> BTreeSet<String> {
+    resources.all(core).into_iter().map(|res| res.uri).collect()
+}
+
 /// Tells every remembered client when the set of resource URIs changes.
-async fn notify_changes(resources: std::sync::Weak<Resources>, core: std::sync::Weak<Core>) {
+async fn notify_changes(
+    resources: std::sync::Weak<Resources>,
+    core: std::sync::Weak<Core>,
+    mut last: BTreeSet<String>,
+) {
     let Some(mut changes) = core.upgrade().map(|c| c.sessions.changes()) else {
         return;
-    };
-    let uris = |r: &Resources, c: &Core| -> BTreeSet<String> {
-        r.all(c).into_iter().map(|res| res.uri).collect()
-    };
-    let mut last = match (resources.upgrade(), core.upgrade()) {
-        (Some(r), Some(c)) => uris(&r, &c),
-        _ => return,
     };
     loop {
         tokio::select! {
@@ -182,7 +188,7 @@ async fn notify_changes(resources: std::sync::Weak<Resources>, core: std::sync::
         let (Some(r), Some(c)) = (resources.upgrade(), core.upgrade()) else {
             return;
         };
-        let now = uris(&r, &c);
+        let now = uri_set(&r, &c);
         if now == last {
             continue;
         }

@@ -6,6 +6,30 @@ use termpilot_core::error::Fault;
 /// The one sentence the agent gets for `f`: what was wrong and which tool or parameter to use.
 pub fn sentence(f: &Fault) -> String {
     match f {
+        Fault::NoMouse => "The program on screen has not enabled mouse reporting (a shell prompt never does), so a click would only type escape codes; use terminal_send_key or terminal_write instead, or click in a mouse-aware program (vim with `set mouse=a`, htop, fzf, lazygit…).".into(),
+        Fault::NothingScrolls => "Nothing on this screen scrolls with the wheel: no program reports the mouse or uses the alternate screen (a shell prompt, or a pager run with -X); read earlier output with terminal_read view:screen and page:1, 2…, or press keys such as PageUp with terminal_send_key.".into(),
+        Fault::PersonTyping { id, lease_secs } => format!(
+            "A person is typing in session {id} (they took control from the web page), so your input was not sent; reads and waits still work: call terminal_wait (until quiet) or retry later, and control returns when they release it or after {lease_secs} s without a key."
+        ),
+        Fault::NotAShell { id } => format!(
+            "Session {id} runs one program, not a shell; drive it with terminal_write and terminal_send_key."
+        ),
+        Fault::ProgramInForeground { id, program } => format!(
+            "`{program}` is running in session {id}, so there is no prompt to type a command at; drive it with terminal_write / terminal_send_key, or wait for it with terminal_wait."
+        ),
+        Fault::CommandStillRunning { id } => format!(
+            "A command is still running in session {id}; wait for it with terminal_wait, answer it with terminal_write, or interrupt it with terminal_send_key Ctrl+C."
+        ),
+        Fault::CommandTooLong { bytes, limit_kib } => format!(
+            "`command` is {bytes} bytes, over the {limit_kib} KiB a command line may take; write it to a file with terminal_write_file and run `. FILE` (or `sh FILE`) instead."
+        ),
+        Fault::ProgramExited { id, how } => format!(
+            "The program in session {id} has exited ({how}); read its last screen with terminal_read, or restart it with terminal_reset hardReset."
+        ),
+        Fault::InputNotRead => "The program has not read its input for 5 s (the terminal's input buffer is full); interrupt it with terminal_send_key Ctrl+C or stop the session.".into(),
+        Fault::SessionLimit { open } => format!(
+            "{open} sessions are open, the most this server allows; stop one with terminal_stop (terminal_list shows them) and try again."
+        ),
         Fault::UnknownJob { id } => format!("No job is called `{id}`; call job_list to see the jobs."),
         Fault::NotAJobId { id } => format!(
             "`{id}` is not a job id; pass a jobId returned by job_start or listed by job_list."
@@ -91,6 +115,9 @@ pub fn sentence(f: &Fault) -> String {
 pub fn message(e: &termpilot_core::Error) -> String {
     match e {
         termpilot_core::Error::Fault(f) => sentence(f),
+        termpilot_core::Error::UnknownSession(id) => format!(
+            "No session is called `{id}`. Call terminal_list to see the sessions, or terminal_start to open one."
+        ),
         other => other.to_string(),
     }
 }

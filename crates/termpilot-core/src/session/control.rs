@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::terminal::Session;
-use crate::error::{Error, Result};
+use crate::error::{Fault, Result};
 
 /// How long a person keeps control without pressing a key.
 pub const CONTROL_LEASE: Duration = Duration::from_secs(120);
@@ -111,11 +111,11 @@ impl Session {
     pub fn agent_may_type(&self) -> Result<()> {
         match self.controller() {
             Controller::Agent => Ok(()),
-            Controller::Person => Err(Error::Other(format!(
-                "A person is typing in session {} (they took control from the web page), so your input was not sent; reads and waits still work: call terminal_wait (until quiet) or retry later, and control returns when they release it or after {} s without a key.",
-                self.id,
-                CONTROL_LEASE.as_secs()
-            ))),
+            Controller::Person => Err(Fault::PersonTyping {
+                id: self.id.clone(),
+                lease_secs: CONTROL_LEASE.as_secs(),
+            }
+            .into()),
         }
     }
 }

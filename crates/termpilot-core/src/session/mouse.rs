@@ -11,7 +11,7 @@
 use alacritty_terminal::term::TermMode;
 
 use super::keys;
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 
 /// The most wheel steps one scroll may send.
 pub const MAX_SCROLL: usize = 100;
@@ -90,9 +90,7 @@ fn report(enc: Encoding, b: u32, row: usize, col: usize, release: bool) -> Resul
 /// when the program does not report the mouse.
 pub fn click(mode: TermMode, row: usize, col: usize) -> Result<Vec<u8>> {
     let Some(enc) = encoding(mode) else {
-        return Err(Error::InvalidInput(
-            "The program on screen has not enabled mouse reporting (a shell prompt never does), so a click would only type escape codes; use terminal_send_key or terminal_write instead, or click in a mouse-aware program (vim with `set mouse=a`, htop, fzf, lazygit…).".into(),
-        ));
+        return Err(Fault::NoMouse.into());
     };
     let mut out = report(enc, 0, row, col, false)?;
     out.extend(report(enc, 0, row, col, true)?);
@@ -137,9 +135,7 @@ pub fn scroll(
             via: "keys",
         });
     }
-    Err(Error::InvalidInput(
-        "Nothing on this screen scrolls with the wheel: no program reports the mouse or uses the alternate screen (a shell prompt, or a pager run with -X); read earlier output with terminal_read view:screen and page:1, 2…, or press keys such as PageUp with terminal_send_key.".into(),
-    ))
+    Err(Fault::NothingScrolls.into())
 }
 
 #[cfg(test)]
@@ -203,6 +199,6 @@ mod tests {
         );
         assert_eq!(app.unwrap().bytes, b"\x1bOA");
         let e = scroll(TermMode::SHOW_CURSOR, 1, 1, Direction::Up, 1).unwrap_err();
-        assert!(e.to_string().contains("terminal_read"), "{e}");
+        assert!(matches!(e, Error::Fault(Fault::NothingScrolls)), "{e}");
     }
 }

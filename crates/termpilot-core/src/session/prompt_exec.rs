@@ -25,7 +25,7 @@ use super::screen;
 use super::terminal::Session;
 use super::wait::{PROGRESS_EVERY, SETTLE};
 use super::waiter::{Look, Waited, Waiter};
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::platform;
 use crate::progress::Progress;
 
@@ -105,25 +105,26 @@ impl Session {
             )));
         }
         if self.is_command() {
-            return Err(Error::InvalidInput(format!(
-                "Session {} runs one program, not a shell; drive it with terminal_write and terminal_send_key.",
-                self.id
-            )));
+            return Err(Fault::NotAShell {
+                id: self.id.clone(),
+            }
+            .into());
         }
         if let Some(pg) = self.foreground_group()
             && pg != self.pid
         {
             let name = platform::process_name(pg).unwrap_or_else(|| "a program".into());
-            return Err(Error::InvalidInput(format!(
-                "`{name}` is running in session {}, so there is no prompt to type a command at; drive it with terminal_write / terminal_send_key, or wait for it with terminal_wait.",
-                self.id
-            )));
+            return Err(Fault::ProgramInForeground {
+                id: self.id.clone(),
+                program: name,
+            }
+            .into());
         }
         if self.state().command_running() {
-            return Err(Error::InvalidInput(format!(
-                "A command is still running in session {}; wait for it with terminal_wait, answer it with terminal_write, or interrupt it with terminal_send_key Ctrl+C.",
-                self.id
-            )));
+            return Err(Fault::CommandStillRunning {
+                id: self.id.clone(),
+            }
+            .into());
         }
         Ok(())
     }
@@ -141,11 +142,11 @@ impl Session {
             ));
         }
         if req.command.len() > MAX_COMMAND_BYTES {
-            return Err(Error::InvalidInput(format!(
-                "`command` is {} bytes, over the {} KiB a command line may take; write it to a file with terminal_write_file and run `. FILE` (or `sh FILE`) instead.",
-                req.command.len(),
-                MAX_COMMAND_BYTES / 1024
-            )));
+            return Err(Fault::CommandTooLong {
+                bytes: req.command.len(),
+                limit_kib: MAX_COMMAND_BYTES / 1024,
+            }
+            .into());
         }
         if self.hooked && !self.prompt_seen() {
             // Started moments ago (or on a loaded machine): type only once the prompt is up.

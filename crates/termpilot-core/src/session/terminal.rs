@@ -24,7 +24,7 @@ use super::phase::{Baseline, CommandPhase};
 use super::replies::{Asker, ReplyContext};
 use super::shell::SessionShell;
 use super::text::LineHistory;
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::exec::env::CHILD_ENV;
 use crate::platform;
 
@@ -656,11 +656,11 @@ impl Session {
     pub(crate) async fn write(&self, bytes: Vec<u8>, echo: Option<&str>) -> Result<u64> {
         self.agent_may_type()?;
         if let Some(exit) = self.exit() {
-            return Err(Error::Other(format!(
-                "The program in session {} has exited ({}); read its last screen with terminal_read, or restart it with terminal_reset hardReset.",
-                self.id,
-                describe_exit(&exit)
-            )));
+            return Err(Fault::ProgramExited {
+                id: self.id.clone(),
+                how: describe_exit(&exit),
+            }
+            .into());
         }
         let position = {
             let mut state = self.state();
@@ -688,10 +688,10 @@ impl Session {
             Ok(Ok(Err(e))) => Err(Error::Other(format!(
                 "Writing to the terminal failed ({e}); the program may have exited."
             ))),
-            Ok(Err(_)) => Err(Error::Other("The session's terminal is closed; start a new session.".into())),
-            Err(_) => Err(Error::Other(
-                "The program has not read its input for 5 s (the terminal's input buffer is full); interrupt it with terminal_send_key Ctrl+C or stop the session.".into(),
+            Ok(Err(_)) => Err(Error::Other(
+                "The session's terminal is closed; start a new session.".into(),
             )),
+            Err(_) => Err(Fault::InputNotRead.into()),
         }
     }
 
