@@ -4,8 +4,8 @@
 //! With shell integration ([`Mode::Osc133`]) the command has ended when the shell prints its
 //! `D` mark and the next prompt (`B`); the output is what lies between `C` and `D`, so no
 //! prompt, no echoed command line and no marker text reach the agent. Without it
-//! ([`Mode::ProcessGroup`]) the command has ended when the shell owns the terminal again and
-//! output has been still for [`SETTLE`]; the exit status is then unknown.
+//! ([`Mode::ProcessGroup`]) the command has ended when the shell owns the terminal again (at two
+//! looks [`SETTLE`] apart) and output has been still for [`SETTLE`]; the exit status is then unknown.
 //!
 //! While it runs, a command that stops to read the terminal (a `read -p` prompt, `input()`,
 //! a y/n question, vim) is reported as waiting for input instead of running into the timeout:
@@ -334,6 +334,8 @@ impl Session {
         let mut last_input_check = started;
         // Where the echoed command line ends (process-group mode): output starts there.
         let mut echo_end: Option<u64> = None;
+        // Since when the shell has owned the terminal at every look (process-group mode).
+        let mut owned_since: Option<Instant> = None;
         let waited = Waiter::new(self)
             .until(started + req.timeout)
             .cancel(cancel)
@@ -385,7 +387,16 @@ impl Session {
                     // typed; once seen, it stays seen (no need to copy the output again).
                     let echoed = echo_end.is_some();
                     let shell_owns = self.foreground_group().is_none_or(|pg| pg == self.pid);
-                    let settled_at = last_output.max(started) + SETTLE;
+                    // The shell owns the terminal for a moment between two programs of one
+                    // command line (`printf abc; sleep 1; …`): the end needs it to own the
+                    // terminal at two looks SETTLE apart, as well as settled output.
+                    owned_since = if shell_owns {
+                        owned_since.or(Some(now))
+                    } else {
+                        None
+                    };
+                    let settled_at = (last_output.max(started) + SETTLE)
+                        .max(owned_since.unwrap_or(now) + SETTLE);
                     if echoed && shell_owns {
                         if now >= settled_at {
                             let to = self.state().log.end();
