@@ -153,11 +153,14 @@ impl Resources {
         self.start_notifier(core, me);
     }
 
-    fn start_notifier(&self, core: &Arc<Core>, me: &Arc<Resources>) {
+    /// Starts the notifier (once) with its first look at the URIs, at a client's `initialize`:
+    /// a job or session started by a call that races the client's `initialized` notification
+    /// is then a change to announce, not part of the first look.
+    pub fn start_notifier(&self, core: &Arc<Core>, me: &Arc<Resources>) {
         self.notifier.get_or_init(|| {
-            // The URIs as the client was remembered, taken here and not when the task first
-            // runs: on a loaded machine a job started meanwhile would be in that later look,
-            // and its coming never announced.
+            // The first look is taken here, not when the task first runs: on a loaded
+            // machine a job started meanwhile would be in that later look, and its coming
+            // never announced.
             let first = uri_set(me, core);
             let weak = Arc::downgrade(me);
             let core = Arc::downgrade(core);
