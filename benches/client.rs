@@ -158,7 +158,8 @@ impl Client {
         self.status_kib("RssAnon:")
     }
 
-    fn status_kib(&self, field: &str) -> u64 {
+    /// A field of `/proc/PID/status` in KiB (`VmRSS:`, `VmHWM:`, …).
+    pub fn status_kib(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
         status
             .lines()
@@ -194,4 +195,12 @@ pub fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let i = ((v.len() as f64 - 1.0) * p).round() as usize;
     v[i]
+}
+
+/// Whether `program` is on the PATH (a section skips, with a row saying so, what is missing).
+pub fn installed(program: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use crate::Row;
-use crate::client::{Client, percentile};
+use crate::client::{Client, installed, percentile};
 
 const CALLS: usize = 30;
 
@@ -52,13 +52,6 @@ const REPLS: &[Repl] = &[
         answer: "4",
     },
 ];
-
-fn installed(program: &str) -> bool {
-    std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 fn ms(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1000.0

@@ -4,14 +4,19 @@
 //! terminal queries programs send (DA, DSR/CPR, colour and size queries) come back from it
 //! as replies, which the session writes to the PTY so those programs never stall.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use alacritty_terminal::event::{Event, EventListener, WindowSize};
-use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::grid::{Dimensions, Row};
+use alacritty_terminal::index::Line;
+use alacritty_terminal::term::cell::Cell;
 use alacritty_terminal::term::{Config, Term, TermMode};
 use alacritty_terminal::vte::ansi::{CursorShape, Processor, Rgb};
 
+use super::capture::{self, Capture, Region};
 use super::dcs_query::{self, DcsQueries};
+use super::scrollback::Scrollback;
 
 /// Pixel size of a cell reported to programs that ask (CSI 14 t).
 const CELL_WIDTH: u16 = 8;
@@ -115,12 +120,17 @@ fn default_color(index: usize) -> Rgb {
 }
 
 /// The emulator and its parser.
+///
+/// alacritty holds the screen only; the rows that scroll off it are kept packed in
+/// `scrollback` (see `capture`). Readers reach both through [`Emulator::line`].
 pub struct Emulator {
     term: Term<EmulatorEvents>,
     parser: Processor,
     listener: EmulatorEvents,
     title: Option<String>,
     queries: DcsQueries,
+    scrollback: Scrollback,
+    region: Region,
 }
 
 impl Emulator {
@@ -128,7 +138,7 @@ impl Emulator {
         let listener = EmulatorEvents::default();
         listener.pending.lock().unwrap().size = Some(size);
         let config = Config {
-            scrolling_history: scrollback,
+            scrolling_history: 0,
             ..Config::default()
         };
         Emulator {
@@ -137,7 +147,40 @@ impl Emulator {
             listener,
             title: None,
             queries: DcsQueries::default(),
+            scrollback: Scrollback::new(scrollback),
+            region: Region::full(size.rows as usize),
         }
+    }
+
+    /// Runs the parser over `bytes`, keeping the rows that scroll off.
+    fn advance(&mut self, bytes: &[u8]) {
+        let mut capture = Capture {
+            term: &mut self.term,
+            region: &mut self.region,
+            scrollback: &mut self.scrollback,
+        };
+        self.parser.advance(&mut capture, bytes);
+    }
+
+    /// Lines of scrollback kept above the screen.
+    pub fn history_size(&self) -> usize {
+        self.scrollback.len()
+    }
+
+    /// Line `line` as alacritty numbers them: 0 is the screen's top, negative lines are
+    /// scrollback (-1 the newest). A line outside both is blank.
+    pub fn line(&self, line: i32) -> Cow<'_, Row<Cell>> {
+        let grid = self.term.grid();
+        if (0..grid.screen_lines() as i32).contains(&line) {
+            return Cow::Borrowed(&grid[Line(line)]);
+        }
+        let packed = usize::try_from(-(line as i64))
+            .ok()
+            .and_then(|back| self.scrollback.get(back));
+        Cow::Owned(match packed {
+            Some(row) => row.unpack(grid.columns()),
+            None => Row::new(grid.columns()),
+        })
     }
 
     /// Processes output; returns the replies to write back to the PTY (often empty).
@@ -145,8 +188,7 @@ impl Emulator {
         // DECRQSS answers go in their place among alacritty's own (see `dcs_query`).
         let mut start = 0;
         for query in self.queries.scan(bytes) {
-            self.parser
-                .advance(&mut self.term, &bytes[start..query.end]);
+            self.advance(&bytes[start..query.end]);
             let answer = dcs_query::answer(&query.request, self.decscusr());
             self.listener
                 .pending
@@ -156,7 +198,7 @@ impl Emulator {
                 .extend_from_slice(&answer);
             start = query.end;
         }
-        self.parser.advance(&mut self.term, &bytes[start..]);
+        self.advance(&bytes[start..]);
         let mut p = self
             .listener
             .pending
@@ -193,13 +235,15 @@ impl Emulator {
 
     pub fn resize(&mut self, size: Size) {
         self.listener.pending.lock().unwrap().size = Some(size);
+        capture::keep_before_resize(&self.term, &mut self.scrollback, size.rows as usize);
         self.term.resize(size);
+        self.region = Region::full(size.rows as usize);
     }
 
     /// Clears the screen and the scrollback (the program is not told).
     pub fn clear(&mut self) {
-        self.parser.advance(&mut self.term, b"\x1b[H\x1b[2J\x1b[3J");
-        self.term.grid_mut().clear_history();
+        self.advance(b"\x1b[H\x1b[2J\x1b[3J");
+        self.scrollback.clear();
     }
 }
 
@@ -216,6 +260,8 @@ fn cut_title(title: String) -> String {
 
 #[cfg(test)]
 mod tests {
+    use alacritty_terminal::index::Column;
+
     use super::*;
 
     #[test]
@@ -239,5 +285,160 @@ mod tests {
         assert_eq!(emu.title(), Some("hello"));
         assert!(emu.mode().contains(TermMode::APP_CURSOR));
         assert!(emu.mode().contains(TermMode::BRACKETED_PASTE));
+    }
+
+    /// A small deterministic generator for the differential test.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// A stream of the things that move rows into, and out of, history.
+    fn random_stream(rng: &mut Rng, cols: usize) -> Vec<u8> {
+        const CONTROLS: &[&str] = &[
+            "\r\n",
+            "\r\n",
+            "\n",
+            "\x0b",
+            "\x0c",
+            "\x1bD",
+            "\x1bE",
+            "\x1b[31m",
+            "\x1b[0m",
+            "\x1b[44;1m",
+            "\x1b[7m",
+            "\x1b[3S",
+            "\x1b[H\x1b[2M",
+            "\x1b[2M",
+            "\x1b[H\x1b[2J",
+            "\x1b[2J",
+            "\x1b[3J",
+            "\x1b[1;3r",
+            "\x1b[r",
+            "\x1b[2;5r",
+            "\x1b[1;5r",
+            "\x1b[5;3H",
+            "\x1b[9;1H",
+            "\x1b[?1049h",
+            "\x1b[?1049l",
+            "\x1b[20h",
+            "\x1b[20l",
+            "\x1b[?7l",
+            "\x1b[?7h",
+            "\x1b]8;;http://x\x1b\\",
+            "\x1b]8;;\x1b\\",
+            "\x1b[?3h",
+            "\x1b[4h",
+            "\x1b[4l",
+            "\x1bM",
+            "\x1b[2L",
+            "\x1b[K",
+            "\x1b[99S",
+            "\x1b[99M",
+        ];
+        let mut out = String::new();
+        for _ in 0..400 {
+            match rng.below(10) {
+                0..=4 => {
+                    for _ in 0..rng.below(cols * 2) {
+                        out.push(match rng.below(20) {
+                            0 => '漢',
+                            1 => '\u{301}',
+                            2 => ' ',
+                            n => (b'a' + n as u8) as char,
+                        });
+                    }
+                }
+                9 if rng.below(30) == 0 => out.push_str("\x1bc"),
+                _ => out.push_str(CONTROLS[rng.below(CONTROLS.len())]),
+            }
+        }
+        out.into_bytes()
+    }
+
+    /// The packed scrollback holds, row for row and cell for cell, what alacritty's own
+    /// history holds when it is given one.
+    #[test]
+    fn the_packed_scrollback_is_alacritty_history_cell_for_cell() {
+        let size = Size { cols: 12, rows: 9 };
+        // Cells as a person sees them (a hyperlink's generated id differs between terms).
+        let view = |row: &Row<Cell>| -> Vec<_> {
+            row[..]
+                .iter()
+                .map(|c| {
+                    let zw = c.zerowidth().map(|z| z.to_vec());
+                    let link = c.hyperlink().map(|h| h.uri().to_string());
+                    (c.c, c.fg, c.bg, c.flags, zw, link, c.underline_color())
+                })
+                .collect()
+        };
+        let (mut compared, mut rows_compared) = (0, 0);
+        for seed in 1..=60u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let stream = random_stream(&mut rng, size.cols as usize);
+            let config = Config {
+                scrolling_history: 100_000,
+                ..Config::default()
+            };
+            let mut reference = Term::new(config, &size, EmulatorEvents::default());
+            let mut parser: Processor = Processor::new();
+            let mut emu = Emulator::new(size, 100_000);
+            // Both fed the same pieces, split anywhere; compared after each piece on the
+            // main screen (alacritty's `grid()` is the alternate one there).
+            let mut at = 0;
+            while at < stream.len() {
+                let end = (at + 1 + rng.below(64)).min(stream.len());
+                parser.advance(&mut reference, &stream[at..end]);
+                emu.feed(&stream[at..end]);
+                at = end;
+                if reference.mode().contains(TermMode::ALT_SCREEN) {
+                    continue;
+                }
+                let history = reference.grid().history_size();
+                assert_eq!(emu.history_size(), history, "seed {seed} at {at}: history");
+                for line in -(history as i32)..size.rows as i32 {
+                    assert_eq!(
+                        view(&emu.line(line)),
+                        view(&reference.grid()[Line(line)]),
+                        "seed {seed} at {at}: line {line}"
+                    );
+                }
+                compared += 1;
+                rows_compared += history;
+            }
+        }
+        assert!(
+            compared > 1000 && rows_compared > 10_000,
+            "{compared} {rows_compared}"
+        );
+    }
+
+    #[test]
+    fn a_resize_to_fewer_rows_keeps_the_rows_it_pushes_off() {
+        let mut emu = Emulator::new(Size { cols: 10, rows: 5 }, 100);
+        emu.feed(b"1\r\n2\r\n3\r\n4\r\n5");
+        emu.resize(Size { cols: 10, rows: 3 });
+        assert_eq!(emu.history_size(), 2);
+        assert_eq!(emu.line(-2)[Column(0)].c, '1');
+        assert_eq!(emu.line(-1)[Column(0)].c, '2');
+        assert_eq!(emu.line(0)[Column(0)].c, '3');
+    }
+
+    #[test]
+    fn scrollback_keeps_its_limit_and_clear_empties_it() {
+        let mut emu = Emulator::new(Size { cols: 10, rows: 3 }, 50);
+        for i in 0..200 {
+            emu.feed(format!("{i}\r\n").as_bytes());
+        }
+        assert_eq!(emu.history_size(), 50);
+        assert_eq!(emu.line(-1)[Column(0)].c, '1', "198 is the newest kept");
+        emu.clear();
+        assert_eq!(emu.history_size(), 0);
     }
 }

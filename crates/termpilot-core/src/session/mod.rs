@@ -17,6 +17,7 @@
 pub mod answer;
 pub mod batch;
 pub mod call;
+pub mod capture;
 pub mod control;
 pub mod dcs_query;
 pub mod echo;
@@ -34,6 +35,7 @@ pub mod redraw;
 pub mod replies;
 pub mod scan;
 pub mod screen;
+pub mod scrollback;
 pub mod shell;
 pub mod socket;
 pub mod terminal;

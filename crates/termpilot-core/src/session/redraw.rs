@@ -28,9 +28,9 @@ pub fn redraw(emu: &Emulator) -> Vec<u8> {
     let mode = emu.mode();
     let mut out = String::from("\x1b[0m");
     if !mode.contains(TermMode::ALT_SCREEN) {
-        let history = grid.history_size().min(RECENT_SCROLLBACK);
+        let history = emu.history_size().min(RECENT_SCROLLBACK);
         for back in (1..=history).rev() {
-            row_sgr(&grid[Line(-(back as i32))], cols, &mut out);
+            row_sgr(&emu.line(-(back as i32)), cols, &mut out);
             out.push_str("\x1b[0m\r\n");
         }
         // Push that scrollback out of view, so the screen below starts on a clean page.

@@ -74,9 +74,8 @@ pub struct ScreenText {
 
 /// The characters of one grid line, with each character's column.
 fn line_chars(emu: &Emulator, line: Line) -> (Vec<(usize, String)>, bool) {
-    let grid = emu.term().grid();
-    let cols = grid.columns();
-    let row = &grid[line];
+    let cols = emu.term().grid().columns();
+    let row = emu.line(line.0);
     let mut out = Vec::with_capacity(cols);
     for c in 0..cols {
         let cell = &row[Column(c)];
@@ -151,7 +150,7 @@ pub fn read(emu: &Emulator, opts: ScreenOptions) -> ScreenText {
     let grid = emu.term().grid();
     let rows = grid.screen_lines();
     let cols = grid.columns();
-    let history = grid.history_size();
+    let history = emu.history_size();
     let pages_back = history.div_ceil(rows.max(1));
     let page = opts.page.min(pages_back);
     let top = -((page * rows) as i32);
@@ -241,7 +240,7 @@ fn highlights(
     let mut lit_cells = 0usize;
     let mut total_cells = 0usize;
     for (i, line) in (first..=last).enumerate() {
-        let row = &grid[Line(line)];
+        let row = emu.line(line);
         let mut run: Option<(usize, String)> = None;
         for c in 0..=cols {
             let lit = c < cols && {
