@@ -112,29 +112,11 @@ fn workload_peak() -> (u64, String) {
     );
     let mut parts = vec!["3 sessions, seq 1 200000"];
     if installed("python3") {
-        client.call_ok(
-            "terminal_exec",
-            json!({"sessionId": ids[1], "command": "python3 -q", "timeout": 20000}),
-        );
-        client.call_ok(
-            "terminal_write",
-            json!({"sessionId": ids[1], "data": "2+2\r"}),
-        );
-        client.call_ok(
-            "terminal_write",
-            json!({"sessionId": ids[1], "data": "exit()\r"}),
-        );
+        run_and_type(&mut client, &ids[1], "python3 -q", &["2+2\r", "exit()\r"]);
         parts.push("a python3 REPL");
     }
     if installed("vim") {
-        client.call_ok(
-            "terminal_exec",
-            json!({"sessionId": ids[2], "command": "vim -Nu NONE", "timeout": 20000}),
-        );
-        client.call_ok(
-            "terminal_write",
-            json!({"sessionId": ids[2], "data": ":q!\r"}),
-        );
+        run_and_type(&mut client, &ids[2], "vim -Nu NONE", &[":q!\r"]);
         parts.push("vim");
     }
     let peak = client.status_kib("VmHWM:");
@@ -143,4 +125,15 @@ fn workload_peak() -> (u64, String) {
     }
     client.close();
     (peak, parts.join(", "))
+}
+
+/// Starts `command` in session `id` with `terminal_exec`, then writes each of `inputs`.
+fn run_and_type(client: &mut Client, id: &str, command: &str, inputs: &[&str]) {
+    client.call_ok(
+        "terminal_exec",
+        json!({"sessionId": id, "command": command, "timeout": 20000}),
+    );
+    for data in inputs {
+        client.call_ok("terminal_write", json!({"sessionId": id, "data": data}));
+    }
 }

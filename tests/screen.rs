@@ -438,3 +438,83 @@ async fn a_huge_title_is_cut_in_results() {
     assert!(title.starts_with("TTTT") && title.ends_with('…'), "{title}");
     server.stop().await;
 }
+
+/// The numbers of a page of `seq` output, in order (other rows, such as the prompt, left out).
+fn numbers(page: &Value) -> Vec<u32> {
+    page["text"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+#[tokio::test]
+async fn scrollback_reads_back_page_by_page_to_its_limit() {
+    let server = start().await;
+    let id = sh(&server, 40, 10).await;
+    let r = common::exec(&server, &id, "seq 1 3000").await;
+    assert_eq!(r["exitCode"], 0, "{r}");
+    let read = |page: usize| {
+        let (server, id) = (&server, &id);
+        async move {
+            server
+                .ok(
+                    "terminal_read",
+                    json!({"sessionId": id, "view": "screen", "page": page, "cursor": false}),
+                )
+                .await
+        }
+    };
+    let now = read(0).await;
+    let back = now["pagesBack"].as_u64().unwrap() as usize;
+    assert!(back >= 300, "3,000 lines above a 10-row screen: {now}");
+    // Every page is a run of consecutive numbers that ends where the page below begins.
+    let mut below = numbers(&now);
+    for page in 1..=3 {
+        let above = numbers(&read(page).await);
+        assert_eq!(above.len(), 10, "page {page}: {above:?}");
+        assert!(above.windows(2).all(|w| w[1] == w[0] + 1), "{above:?}");
+        assert_eq!(
+            above.last().unwrap() + 1,
+            below[0],
+            "page {page} joins the one below"
+        );
+        below = above;
+    }
+    // The oldest page (the rest of a page) ends with the first lines printed, the page below
+    // it goes on from there.
+    let oldest = numbers(&read(back).await);
+    let next = numbers(&read(back - 1).await);
+    let joined: Vec<u32> = oldest.iter().chain(&next).copied().collect();
+    assert!(joined.starts_with(&[1, 2, 3]), "{oldest:?} {next:?}");
+
+    // A session given 100 lines of scrollback keeps the newest 100.
+    let small = server
+        .ok(
+            "terminal_start",
+            json!({"env": {"PS1": "$ "}, "cols": 40, "rows": 10, "scrollback": 100}),
+        )
+        .await;
+    let small = small["sessionId"].as_str().unwrap().to_string();
+    common::exec(&server, &small, "seq 1 3000").await;
+    let now = server
+        .ok(
+            "terminal_read",
+            json!({"sessionId": small, "view": "screen", "page": 0}),
+        )
+        .await;
+    assert_eq!(now["pagesBack"], 10, "{now}");
+    let oldest = server
+        .ok(
+            "terminal_read",
+            json!({"sessionId": small, "view": "screen", "page": 10, "cursor": false}),
+        )
+        .await;
+    let oldest = numbers(&oldest);
+    assert!(
+        oldest.first().is_some_and(|&n| n > 2800),
+        "only the newest 100 lines are kept: {oldest:?}"
+    );
+    server.stop().await;
+}
