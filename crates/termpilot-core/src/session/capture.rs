@@ -72,10 +72,7 @@ impl Capture<'_> {
 
     /// Keeps the top `count` lines of the screen, oldest first.
     fn keep_top(&mut self, count: usize) {
-        let grid = self.term.grid();
-        for line in 0..count.min(grid.screen_lines()) {
-            self.scrollback.push(&grid[Line(line as i32)]);
-        }
+        keep_top(self.term, self.scrollback, count);
     }
 
     /// `scroll_up_relative(origin, lines)` as alacritty does it: history grows only when the
@@ -292,9 +289,14 @@ pub fn keep_before_resize(term: &Term<EmulatorEvents>, scrollback: &mut Scrollba
     if term.mode().contains(TermMode::ALT_SCREEN) {
         return;
     }
+    let push = (term.grid().cursor.point.line.0.max(0) as usize + 1).saturating_sub(lines);
+    keep_top(term, scrollback, push);
+}
+
+/// Packs the top `count` lines of `term`'s screen into `scrollback`, oldest first.
+fn keep_top(term: &Term<EmulatorEvents>, scrollback: &mut Scrollback, count: usize) {
     let grid = term.grid();
-    let push = (grid.cursor.point.line.0.max(0) as usize + 1).saturating_sub(lines);
-    for line in 0..push.min(grid.screen_lines()) {
+    for line in 0..count.min(grid.screen_lines()) {
         scrollback.push(&grid[Line(line as i32)]);
     }
 }

@@ -106,11 +106,6 @@ impl PackedRow {
         }
         row
     }
-
-    /// Bytes this row holds on the heap, for the memory figures.
-    pub fn heap_bytes(&self) -> usize {
-        self.text.len() + std::mem::size_of_val(&*self.spans) + std::mem::size_of_val(&*self.extras)
-    }
 }
 
 /// The rows above the screen, oldest first, at most `limit` of them.
