@@ -69,6 +69,57 @@ while True:\n    line = sys.stdin.readline()\n    print('got', line.strip(), flu
     server.stop().await;
 }
 
+/// A program that waits for input with a timer (a UI that redraws on each tick; node's REPL
+/// waits 15 ms to save its history) is waiting for input all the same: the write returns
+/// with its answer, not at the write's 10 s cap (~200 ticks) for want of a wait without one.
+#[tokio::test]
+async fn a_write_returns_when_the_program_reads_again_with_a_timer() {
+    assert!(has("python3"));
+    let server = start().await;
+    let id = bash(&server).await;
+    let script = "import select, sys\n\
+while True:\n    ready, _, _ = select.select([sys.stdin], [], [], 0.05)\n    \
+if ready:\n        print('got', sys.stdin.readline().strip(), flush=True)\n    \
+else:\n        print('tick', flush=True)\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("timer.py");
+    std::fs::write(&path, script).unwrap();
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": format!("python3 -u {}\r", path.display()),
+                   "returnOutput": "none"}),
+        )
+        .await;
+    let w = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^tick", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(w["reason"], "pattern", "{w}");
+    let reply = server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "hello\r"}),
+        )
+        .await;
+    let output = reply["output"].as_str().unwrap();
+    assert!(output.contains("got hello"), "{reply}");
+    let ticks = output.matches("tick").count();
+    assert!(
+        ticks < 50,
+        "the write waited for the cap instead of the program: {ticks} ticks in {reply}"
+    );
+    server
+        .ok(
+            "terminal_send_key",
+            json!({"sessionId": id, "key": "Ctrl+C"}),
+        )
+        .await;
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn vim_comes_back_as_screen_text_and_its_exit_is_reported_by_the_quitting_write() {
     assert!(has("vim"));

@@ -351,8 +351,8 @@ pub fn waiting_for_input(pgid: i32, tty: &std::path::Path) -> bool {
 }
 
 /// [`waiting_for_input`], but a wait whose timeout is `min` or shorter does not count: a
-/// program that gives the terminal a moment to reply (vim at exit waits 100 ms for one) is
-/// about to do something else, not waiting for the user.
+/// program that waits a moment to tell a lone Escape key from a key sequence (vim waits
+/// 100 ms) is about to do something else, not waiting for the user.
 pub fn waiting_longer_than(pgid: i32, tty: &std::path::Path, min: std::time::Duration) -> bool {
     // The group's leader is usually the one reading: ask it before scanning all of /proc.
     waits_on(pgid, tty, min)

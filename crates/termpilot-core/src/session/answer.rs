@@ -6,8 +6,11 @@
 //! 1. the output has been still for [`ANSWER_QUIET`] and the reader has scanned every byte
 //!    written so far ([`Session::scanned_all`]);
 //! 2. a process of the terminal's foreground group sleeps reading the terminal
-//!    ([`platform::waiting_for_input`], the rule `waitingForInput` uses), with no timeout or
-//!    one longer than [`SHORT_WAIT`] (vim gives the terminal 100 ms to reply as it exits);
+//!    ([`platform::waiting_for_input`], the rule `waitingForInput` uses). A wait with a timer
+//!    counts too (node's REPL waits 15 ms to save its history, then for good), except right
+//!    after input that ended with ESC: then a wait of [`ESCAPE_WAIT`] or less is the program
+//!    telling a lone Escape key from the start of a sequence (vim's `ttimeout`, fish's escape
+//!    delay), and the screen changes when it ends;
 //! 3. it did so *again* after the input: the group leader was switched out since the write
 //!    (its context-switch count moved), or the foreground group changed, or the shell drew a
 //!    prompt (`B` mark) since. A program still asleep in the read it was in before the write
@@ -32,9 +35,9 @@ use crate::platform;
 pub const ANSWER_QUIET: Duration = Duration::from_millis(3);
 /// Where readiness cannot be known: the answer is the output once it was quiet this long.
 pub const FALLBACK_QUIET: Duration = Duration::from_millis(200);
-/// A read that times out this soon is a program giving the terminal a moment to reply,
-/// not one waiting for the user (vim waits 100 ms at exit).
-const SHORT_WAIT: Duration = Duration::from_millis(250);
+/// After input that ended with ESC, a read that times out this soon is the program waiting
+/// to tell a lone Escape from a key sequence (vim 100 ms, fish 30 ms), not waiting for the user.
+const ESCAPE_WAIT: Duration = Duration::from_millis(250);
 /// The longest gap between two readiness checks while nothing is printed.
 const MAX_CHECK_GAP: Duration = Duration::from_millis(25);
 
@@ -47,6 +50,8 @@ pub struct InputSnapshot {
     pub switches: Option<u64>,
     /// The command phase then.
     pub phase: CommandPhase,
+    /// The input ended with ESC (a lone Escape key, or Alt pressed alone).
+    pub ends_with_escape: bool,
 }
 
 /// Why [`Session::wait_answer`] returned.
@@ -73,14 +78,16 @@ impl Session {
             .and_then(|end| end.status)
     }
 
-    /// The facts [`Session::wait_answer`] compares against; taken before a write.
-    pub(crate) fn input_snapshot(&self) -> InputSnapshot {
+    /// The facts [`Session::wait_answer`] compares against; taken before writing input that
+    /// ends with ESC or not.
+    pub(crate) fn input_snapshot(&self, ends_with_escape: bool) -> InputSnapshot {
         let group = self.foreground_group();
         let phase = *self.state().phase();
         InputSnapshot {
             group,
             switches: group.and_then(platform::context_switches),
             phase,
+            ends_with_escape,
         }
     }
 
@@ -90,7 +97,12 @@ impl Session {
         let Some(group) = self.foreground_group() else {
             return false;
         };
-        if !platform::waiting_longer_than(group, tty, SHORT_WAIT) {
+        let shortest = if snap.ends_with_escape {
+            ESCAPE_WAIT
+        } else {
+            Duration::ZERO
+        };
+        if !platform::waiting_longer_than(group, tty, shortest) {
             return false;
         }
         let prompted = self.state().phase().ready_since(&snap.phase);

@@ -670,7 +670,7 @@ impl Session {
             state.input_at = state.log.end();
             state.input_at
         };
-        let snapshot = self.input_snapshot();
+        let snapshot = self.input_snapshot(bytes.last() == Some(&0x1b));
         self.state().input_snapshot = snapshot;
         self.touch();
         let (done, ack) = oneshot::channel();
