@@ -42,15 +42,23 @@ impl OutputLog {
     }
 
     pub fn push(&mut self, data: &[u8], at: Duration) {
+        let end = self.end() + data.len() as u64;
         self.chunks.push_back((at, self.end()));
-        self.bytes.extend(data);
-        let excess = self.bytes.len().saturating_sub(self.capacity);
-        if excess > 0 {
-            self.bytes.drain(..excess);
-            self.start += excess as u64;
-            while self.chunks.len() > 1 && self.chunks[1].1 <= self.start {
-                self.chunks.pop_front();
-            }
+        // Room is made before the bytes go in, so the ring never holds (nor allocates) more
+        // than its capacity: growing past it would double the buffer, and a ring that wraps
+        // touches all of it.
+        let new = &data[data.len().saturating_sub(self.capacity)..];
+        let excess = (self.bytes.len() + new.len()).saturating_sub(self.capacity);
+        self.bytes.drain(..excess);
+        let needed = self.bytes.len() + new.len();
+        if needed > self.bytes.capacity() {
+            let grown = (self.bytes.capacity() * 2).clamp(needed, self.capacity);
+            self.bytes.reserve_exact(grown - self.bytes.len());
+        }
+        self.bytes.extend(new);
+        self.start = end - self.bytes.len() as u64;
+        while self.chunks.len() > 1 && self.chunks[1].1 <= self.start {
+            self.chunks.pop_front();
         }
     }
 
@@ -104,6 +112,29 @@ mod tests {
         assert_eq!(log.since(6), (6, b"world".to_vec()));
         assert_eq!(log.since(99), (11, Vec::new()));
         assert_eq!(log.range(5, 8), b" wo".to_vec());
+    }
+
+    #[test]
+    fn the_ring_never_allocates_past_its_capacity() {
+        let mut log = OutputLog::new(1000);
+        for i in 0..50u8 {
+            log.push(&[i; 300], Duration::ZERO);
+            assert!(log.bytes.capacity() < 2000, "{}", log.bytes.capacity());
+        }
+        assert_eq!(log.end(), 15_000);
+        assert_eq!(log.start(), 14_000);
+        let (from, kept) = log.since(0);
+        assert_eq!(from, 14_000);
+        assert_eq!(&kept[..100], &[46; 100]);
+        assert_eq!(
+            &kept[100..],
+            &[[47; 300], [48; 300], [49; 300]].concat()[..]
+        );
+        // One push larger than the ring keeps its last bytes only.
+        let big: Vec<u8> = (0..2500u32).map(|i| (i % 251) as u8).collect();
+        log.push(&big, Duration::ZERO);
+        assert_eq!(log.end(), 17_500);
+        assert_eq!(log.since(0), (16_500, big[1500..].to_vec()));
     }
 
     #[test]

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""The exchange scripts/link-order profiles: a real MCP client over stdio that starts the
+server given as arguments, lists its tools, starts a bash session, runs a few commands,
+types into a REPL and reads the screen, then stops. What the server runs here is what the
+linker puts first (see build.rs)."""
+import json
+import subprocess
+import sys
+
+
+class Client:
+    def __init__(self, argv):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.next_id = 0
+
+    def send(self, message):
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def request(self, method, params):
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                sys.exit(f"the server closed its output during {method}")
+            reply = json.loads(line)
+            if reply.get("id") == self.next_id:
+                return reply
+
+    def call(self, name, arguments):
+        reply = self.request("tools/call", {"name": name, "arguments": arguments})
+        result = reply.get("result") or sys.exit(f"{name} failed: {reply}")
+        return result.get("structuredContent", {})
+
+
+def main():
+    client = Client(sys.argv[1:])
+    client.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                  "clientInfo": {"name": "link-order", "version": "1"}})
+    client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    client.request("tools/list", {})
+    client.call("terminal_list", {})
+    sid = client.call("terminal_start", {"shell": "bash", "env": {"PS1": "$ "}})["sessionId"]
+    for command in ["echo hi", "cd /tmp && ls -la", "seq 1 20000", "false"]:
+        client.call("terminal_exec", {"sessionId": sid, "command": command, "timeout": 60000})
+    client.call("terminal_exec", {"sessionId": sid, "command": "python3 -q", "timeout": 60000})
+    for data in ["2+2\r", "print('x' * 300)\r", "exit()\r"]:
+        client.call("terminal_write", {"sessionId": sid, "data": data})
+    client.call("terminal_read", {"sessionId": sid})
+    client.call("terminal_read", {"sessionId": sid, "view": "screen"})
+    client.call("terminal_send_key", {"sessionId": sid, "key": "Ctrl+C"})
+    client.call("terminal_stop", {"sessionId": sid})
+    client.proc.stdin.close()
+    client.proc.wait(timeout=120)
+
+
+if __name__ == "__main__":
+    main()
