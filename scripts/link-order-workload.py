@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""The exchange scripts/link-order profiles: a real MCP client over stdio that starts the
-server given as arguments, lists its tools, starts a bash session, runs a few commands,
-types into a REPL and reads the screen, then stops. What the server runs here is what the
-linker puts first (see build.rs)."""
+"""The exchanges scripts/link-order profiles: a real MCP client over stdio that starts the
+server given after the mode and lists its tools; in mode `idle` that is all, in mode `full`
+it goes on to start a bash session, run a few commands, type into a REPL and read the
+screen, then stops. What the server runs here is what the linker puts first (see build.rs),
+what it runs at rest before the rest.
+
+    link-order-workload.py idle|full SERVER [ARGS...]"""
 import json
 import subprocess
 import sys
@@ -35,12 +38,22 @@ class Client:
 
 
 def main():
-    client = Client(sys.argv[1:])
-    client.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+    mode = sys.argv[1] if len(sys.argv) > 2 else ""
+    if mode not in ("idle", "full"):
+        sys.exit("usage: link-order-workload.py idle|full SERVER [ARGS...]")
+    client = Client(sys.argv[2:])
+    client.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                   "clientInfo": {"name": "link-order", "version": "1"}})
     client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     client.request("tools/list", {})
     client.call("terminal_list", {})
+    if mode == "full":
+        drive_a_session(client)
+    client.proc.stdin.close()
+    client.proc.wait(timeout=120)
+
+
+def drive_a_session(client):
     sid = client.call("terminal_start", {"shell": "bash", "env": {"PS1": "$ "}})["sessionId"]
     for command in ["echo hi", "cd /tmp && ls -la", "seq 1 20000", "false"]:
         client.call("terminal_exec", {"sessionId": sid, "command": command, "timeout": 60000})
@@ -51,8 +64,6 @@ def main():
     client.call("terminal_read", {"sessionId": sid, "view": "screen"})
     client.call("terminal_send_key", {"sessionId": sid, "key": "Ctrl+C"})
     client.call("terminal_stop", {"sessionId": sid})
-    client.proc.stdin.close()
-    client.proc.wait(timeout=120)
 
 
 if __name__ == "__main__":
