@@ -74,22 +74,27 @@ impl HeadTail {
             self.start_spill()?;
         }
         if let Some((w, _)) = self.spill.as_mut() {
-            let _ = writeln!(w, "{line}");
+            let _ = w
+                .write_all(line.as_bytes())
+                .and_then(|()| w.write_all(b"\n"));
         }
-        let kept = match cut(line) {
-            Some(short) => {
-                self.cut += 1;
-                short
-            }
-            None => line.to_string(),
-        };
+        let short = cut(line);
+        if short.is_some() {
+            self.cut += 1;
+        }
+        let kept = short.as_deref().unwrap_or(line);
         if self.head.len() < self.head_max {
-            self.head.push(kept);
-        } else {
-            self.tail.push_back(kept);
-            if self.tail.len() > self.tail_max {
-                self.tail.pop_front();
-            }
+            self.head.push(kept.to_string());
+        } else if self.tail_max > 0 {
+            // The line that falls out of the tail lends its buffer: no allocation per line.
+            let mut slot = if self.tail.len() == self.tail_max {
+                self.tail.pop_front().unwrap_or_default()
+            } else {
+                String::new()
+            };
+            slot.clear();
+            slot.push_str(kept);
+            self.tail.push_back(slot);
         }
         Ok(())
     }
