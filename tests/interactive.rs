@@ -18,20 +18,16 @@ async fn bash(server: &Server) -> String {
     started["sessionId"].as_str().unwrap().to_string()
 }
 
-/// A REPL that keeps printing from another thread while its main thread waits for the next
-/// line never goes quiet: the write must still return with the answer once the main thread
-/// reads the terminal again (a quiet timer would run to the write's 10 s cap, ~100 ticks).
-#[tokio::test]
-async fn a_write_returns_when_the_program_reads_again_even_while_it_prints() {
+/// Runs the python `script` (it prints `tick` now and then and answers each line with
+/// `got <line>`), writes `hello` once it ticks, and checks the write came back with the
+/// answer and fewer than 50 ticks — not at the write's 10 s cap (`waited_for` says what it
+/// would have waited for instead).
+async fn answers_while_ticking(script: &str, waited_for: &str) {
     assert!(has("python3"));
     let server = start().await;
     let id = bash(&server).await;
-    let script = "import sys, threading, time\n\
-def tick():\n    while True:\n        time.sleep(0.1); print('tick', flush=True)\n\
-threading.Thread(target=tick, daemon=True).start()\n\
-while True:\n    line = sys.stdin.readline()\n    print('got', line.strip(), flush=True)\n";
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("ticker.py");
+    let path = dir.path().join("ticking.py");
     std::fs::write(&path, script).unwrap();
     server
         .ok(
@@ -58,7 +54,7 @@ while True:\n    line = sys.stdin.readline()\n    print('got', line.strip(), flu
     let ticks = output.matches("tick").count();
     assert!(
         ticks < 50,
-        "the write waited for quiet instead of the program: {ticks} ticks in {reply}"
+        "the write waited for {waited_for} instead of the program: {ticks} ticks in {reply}"
     );
     server
         .ok(
@@ -69,55 +65,28 @@ while True:\n    line = sys.stdin.readline()\n    print('got', line.strip(), flu
     server.stop().await;
 }
 
+/// A REPL that keeps printing from another thread while its main thread waits for the next
+/// line never goes quiet: the write must still return with the answer once the main thread
+/// reads the terminal again (a quiet timer would run to the write's 10 s cap, ~100 ticks).
+#[tokio::test]
+async fn a_write_returns_when_the_program_reads_again_even_while_it_prints() {
+    let script = "import sys, threading, time\n\
+def tick():\n    while True:\n        time.sleep(0.1); print('tick', flush=True)\n\
+threading.Thread(target=tick, daemon=True).start()\n\
+while True:\n    line = sys.stdin.readline()\n    print('got', line.strip(), flush=True)\n";
+    answers_while_ticking(script, "quiet").await;
+}
+
 /// A program that waits for input with a timer (a UI that redraws on each tick; node's REPL
 /// waits 15 ms to save its history) is waiting for input all the same: the write returns
 /// with its answer, not at the write's 10 s cap (~200 ticks) for want of a wait without one.
 #[tokio::test]
 async fn a_write_returns_when_the_program_reads_again_with_a_timer() {
-    assert!(has("python3"));
-    let server = start().await;
-    let id = bash(&server).await;
     let script = "import select, sys\n\
 while True:\n    ready, _, _ = select.select([sys.stdin], [], [], 0.05)\n    \
 if ready:\n        print('got', sys.stdin.readline().strip(), flush=True)\n    \
 else:\n        print('tick', flush=True)\n";
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("timer.py");
-    std::fs::write(&path, script).unwrap();
-    server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": format!("python3 -u {}\r", path.display()),
-                   "returnOutput": "none"}),
-        )
-        .await;
-    let w = server
-        .ok(
-            "terminal_wait",
-            json!({"sessionId": id, "pattern": "^tick", "timeout": 20000}),
-        )
-        .await;
-    assert_eq!(w["reason"], "pattern", "{w}");
-    let reply = server
-        .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": "hello\r"}),
-        )
-        .await;
-    let output = reply["output"].as_str().unwrap();
-    assert!(output.contains("got hello"), "{reply}");
-    let ticks = output.matches("tick").count();
-    assert!(
-        ticks < 50,
-        "the write waited for the cap instead of the program: {ticks} ticks in {reply}"
-    );
-    server
-        .ok(
-            "terminal_send_key",
-            json!({"sessionId": id, "key": "Ctrl+C"}),
-        )
-        .await;
-    server.stop().await;
+    answers_while_ticking(script, "the cap").await;
 }
 
 #[tokio::test]
