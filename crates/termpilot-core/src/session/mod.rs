@@ -1,7 +1,8 @@
 //! One terminal: a shell or a program on a PTY, behind an emulator.
 //!
 //! - [`call`]: a tool call's turn on a session — the only way to read, type, wait or reset.
-//! - [`emulator`] and [`screen`]: what a person sees (alacritty_terminal).
+//! - [`emulator`] and [`screen`]: what a person sees (alacritty_terminal); [`capture`],
+//!   [`scrollback`] and [`extents`]: the rows that scroll off, kept packed.
 //! - [`log`]: the positioned raw output log; [`text`]: rendered lines from raw bytes.
 //! - [`keys`]: key names to bytes; [`echo`]: masking the echo of typed input.
 //! - [`shell`]: which shell, and how it starts; [`terminal`]: the live session (PTY, threads,
@@ -22,6 +23,7 @@ pub mod control;
 pub mod dcs_query;
 pub mod echo;
 pub mod emulator;
+pub mod extents;
 pub mod integration;
 pub mod keys;
 pub mod log;

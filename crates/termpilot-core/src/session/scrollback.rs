@@ -49,9 +49,14 @@ fn is_default(cell: &Cell) -> bool {
 }
 
 impl PackedRow {
-    /// Packs `row`; the trailing default cells are left out.
-    pub fn pack(row: &Row<Cell>) -> PackedRow {
-        let cells = &row[..];
+    /// Packs `row`, whose cells past `extent` are known to be default ones; the trailing
+    /// default cells are left out.
+    pub fn pack(row: &Row<Cell>, extent: usize) -> PackedRow {
+        let (cells, rest) = row[..].split_at(extent.min(row.len()));
+        debug_assert!(
+            rest.iter().all(is_default),
+            "a cell past the written extent {extent} is not blank: {row:?}"
+        );
         let len = cells
             .iter()
             .rposition(|c| !is_default(c))
@@ -123,19 +128,36 @@ impl Scrollback {
         }
     }
 
-    /// Keeps `row` as the newest line of scrollback, dropping the oldest past the limit.
-    pub fn push(&mut self, row: &Row<Cell>) {
+    /// Keeps `row` (default cells past `extent`) as the newest line of scrollback, dropping
+    /// the oldest past the limit.
+    pub fn push(&mut self, row: &Row<Cell>, extent: usize) {
         if self.limit == 0 {
             return;
         }
         if self.rows.len() >= self.limit {
             self.rows.pop_front();
         }
-        self.rows.push_back(PackedRow::pack(row));
+        self.rows.push_back(PackedRow::pack(row, extent));
     }
 
     pub fn len(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Takes the leading wide-char spacer off the last of `columns` cells of the newest row,
+    /// as alacritty does when the wide character it led to is overwritten.
+    pub fn drop_leading_spacer(&mut self, columns: usize) {
+        let Some(newest) = self.rows.back_mut() else {
+            return;
+        };
+        let mut row = newest.unpack(columns);
+        let Some(last) = row[..].last_mut() else {
+            return;
+        };
+        if last.flags.contains(Flags::LEADING_WIDE_CHAR_SPACER) {
+            last.flags.remove(Flags::LEADING_WIDE_CHAR_SPACER);
+            *newest = PackedRow::pack(&row, columns);
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -171,7 +193,7 @@ mod tests {
     #[test]
     fn a_plain_row_packs_to_its_text_and_back() {
         let row = row_of("hello world", 20);
-        let packed = PackedRow::pack(&row);
+        let packed = PackedRow::pack(&row, row.len());
         assert_eq!(&*packed.text, "hello world");
         assert!(packed.spans.is_empty() && packed.extras.is_empty());
         assert_eq!(packed.unpack(20)[..], row[..]);
@@ -188,7 +210,7 @@ mod tests {
         row[Column(9)].bg = Color::Indexed(42);
         row[Column(11)].flags = Flags::WRAPLINE;
         row[Column(6)].push_zerowidth('\u{301}');
-        let packed = PackedRow::pack(&row);
+        let packed = PackedRow::pack(&row, row.len());
         assert_eq!(packed.unpack(12)[..], row[..]);
         // A narrower terminal gets the row cut; a wider one, padding.
         assert_eq!(packed.unpack(4)[..], row[..][..4]);
@@ -201,7 +223,7 @@ mod tests {
     fn the_store_keeps_the_newest_rows_up_to_its_limit() {
         let mut store = Scrollback::new(3);
         for i in 0..5 {
-            store.push(&row_of(&i.to_string(), 4));
+            store.push(&row_of(&i.to_string(), 4), 4);
         }
         assert_eq!(store.len(), 3);
         assert_eq!(&*store.get(1).unwrap().text, "4");
