@@ -2,6 +2,8 @@
 
 mod attach_client;
 mod cli;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod maths;
 mod mcp;
 mod skills;
 mod web;

@@ -121,3 +121,24 @@ async fn serving_options_go_after_serve_or_without_it() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("after `serve`"), "{stderr}");
 }
+
+/// The binary defines the few C maths functions it calls (`src/maths.rs`), so the server's
+/// process does not load the system's libm: half a MiB of resident pages at rest.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_server_loads_no_libm() {
+    if !common::procs::has("ldd") {
+        return;
+    }
+    let out = std::process::Command::new("ldd")
+        .arg(common::BIN)
+        .output()
+        .unwrap();
+    let libraries = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "ldd failed: {libraries}");
+    assert!(libraries.contains("libc.so"), "{libraries}");
+    assert!(
+        !libraries.contains("libm.so"),
+        "a new call into libm (nm -D --undefined-only shows which): define it in src/maths.rs\n{libraries}"
+    );
+}

@@ -161,7 +161,7 @@ pub fn render_bounded(
 pub const KEEP_BACK: u64 = 64 * 1024;
 /// Bytes rendered ahead per step: one step never holds a worker long, and what is left for
 /// the end is at most this plus [`KEEP_BACK`].
-const AHEAD_CHUNK: u64 = 512 * 1024;
+const AHEAD_CHUNK: u64 = 128 * 1024;
 
 /// The output of a running command rendered as it comes, from its `C` mark on.
 pub struct Ahead {
