@@ -105,8 +105,18 @@ async fn vim_comes_back_as_screen_text_and_its_exit_is_reported_by_the_quitting_
         "a full-screen program's stream is not returned: {r}"
     );
     let text = r["screen"]["text"].as_str().expect("screen text");
+    // The whole first screen: the file, the empty lines' tildes, and the message at the
+    // bottom (drawn last).
     assert!(
         text.contains("first line") && text.contains("second line"),
+        "{text}"
+    );
+    assert!(
+        text.lines().nth(2).is_some_and(|l| l.starts_with('~')),
+        "{text}"
+    );
+    assert!(
+        text.lines().last().is_some_and(|l| l.contains("2L, 23B")),
         "{text}"
     );
     assert_eq!(r["screen"]["altScreen"], true);

@@ -167,13 +167,13 @@ pub fn stdin_tty(pid: i32) -> Option<std::path::PathBuf> {
         .filter(|p| p.starts_with("/dev/pts") || p.starts_with("/dev/tty"))
 }
 
-/// Every process in process group `pgid`.
 /// True while some process of group `pgid` still runs (zombies do not count).
 pub fn group_alive(pgid: i32) -> bool {
     let runs = |pid: i32| process_state(pid).is_some_and(|s| s != 'Z' && s != 'X');
     runs(pgid) || group_members(pgid).into_iter().any(runs)
 }
 
+/// Every process in process group `pgid`.
 pub fn group_members(pgid: i32) -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -346,6 +346,25 @@ fn waited_fds(pid: i32, kind: Waits, args: &[u64]) -> Vec<i64> {
 /// from the process's memory (our own descendants). A program that only sleeps, or waits on
 /// sockets and timers, is not waiting for input. Costs a few small `/proc` reads; callers ask
 /// only after output has been quiet for a while.
+/// How many bytes written to terminal `tty` its programs have not read yet (typed input,
+/// the emulator's replies to their queries): a program asleep reading it with some waiting
+/// has not been scheduled since they arrived. `None` when the terminal cannot be opened.
+pub fn unread_input(tty: &std::path::Path) -> Option<usize> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    // Opened for the question only: a descriptor kept open would hold the terminal up after
+    // its shell exits (the reader sees the end when the last one closes).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+        .open(tty)
+        .ok()?;
+    let mut queued: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int through the pointer, which outlives the call.
+    let r = unsafe { libc::ioctl(file.as_raw_fd(), libc::FIONREAD, &mut queued) };
+    (r == 0).then_some(queued.max(0) as usize)
+}
+
 pub fn waiting_for_input(pgid: i32, tty: &std::path::Path) -> bool {
     waiting_longer_than(pgid, tty, std::time::Duration::ZERO)
 }
@@ -505,6 +524,7 @@ pub fn uid() -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
     use std::os::unix::process::CommandExt;
     use std::process::Command;
 
@@ -514,6 +534,48 @@ mod tests {
         let t = process_start_time(me).expect("own start time");
         assert_eq!(process_start_time(me), Some(t));
         assert!(pid_exists(me));
+    }
+
+    #[test]
+    fn unread_input_counts_what_the_terminal_holds_for_its_reader() {
+        use std::io::{Read, Write};
+        use std::os::fd::FromRawFd;
+        let (mut master, mut slave) = (0, 0);
+        // SAFETY: openpty writes two descriptors, which the files below then own.
+        let r = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(r, 0, "openpty failed");
+        let (mut master, mut slave) = unsafe {
+            (
+                std::fs::File::from_raw_fd(master),
+                std::fs::File::from_raw_fd(slave),
+            )
+        };
+        let path = std::fs::read_link(format!("/proc/self/fd/{}", slave.as_raw_fd())).unwrap();
+        // Raw, so bytes are readable as they come (no line to wait for).
+        enter_raw_mode(slave.as_raw_fd()).unwrap();
+        assert_eq!(unread_input(&path), Some(0));
+        master.write_all(b"abc").unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while unread_input(&path) != Some(3) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{:?}",
+                unread_input(&path)
+            );
+            std::thread::yield_now();
+        }
+        let mut got = [0u8; 3];
+        slave.read_exact(&mut got).unwrap();
+        assert_eq!(unread_input(&path), Some(0));
+        assert_eq!(unread_input(std::path::Path::new("/nonexistent/tty")), None);
     }
 
     #[test]

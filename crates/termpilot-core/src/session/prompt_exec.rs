@@ -41,6 +41,11 @@ const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
 
 /// Output must be still this long before checking whether the command waits for input.
 pub const INPUT_QUIET: Duration = Duration::from_millis(250);
+/// The same while the command holds the alternate screen: a full-screen program (vim, less,
+/// htop) is interactive by nature, so a still screen and a read of the terminal mean it has
+/// drawn and waits for keys. Line programs keep [`INPUT_QUIET`]: some read the terminal while
+/// they work (ssh, `docker run -it` pass it on), and a pause in their output is not a prompt.
+pub const SCREEN_QUIET: Duration = Duration::from_millis(30);
 
 /// What to run and how long to wait.
 #[derive(Debug, Clone)]
@@ -421,7 +426,13 @@ impl Session {
                     wake = wake.min(quiet_since + quiet);
                 }
                 // Stopped to read the terminal? Look only once output has been still a while.
-                let input_at = quiet_since.max(last_input_check) + INPUT_QUIET;
+                let full_screen = self.state().emu.mode().contains(TermMode::ALT_SCREEN);
+                let still = if full_screen {
+                    SCREEN_QUIET
+                } else {
+                    INPUT_QUIET
+                };
+                let input_at = quiet_since.max(last_input_check) + still;
                 if now >= input_at {
                     last_input_check = now;
                     let group = self.foreground_group().unwrap_or(self.pid);
@@ -431,12 +442,15 @@ impl Session {
                         && platform::waiting_for_input(group, tty)
                         // What it printed before it waited (its prompt, or the shell's `D`) is in.
                         && self.scanned_all()
+                        // And it has read what reached it (the emulator's replies to its
+                        // queries): else it has not run since, and may draw more.
+                        && platform::unread_input(tty).is_none_or(|n| n == 0)
                         && (group != self.pid
                             || self.state().phase().command_open_since(&base.phase))
                     {
                         return Look::Done(End::WaitingForInput(self.cursor_line()));
                     }
-                    wake = wake.min(now + INPUT_QUIET);
+                    wake = wake.min(now + still);
                 } else {
                     wake = wake.min(input_at);
                 }
