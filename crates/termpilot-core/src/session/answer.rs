@@ -14,7 +14,10 @@
 //! 3. it did so *again* after the input: the group leader was switched out since the write
 //!    (its context-switch count moved), or the foreground group changed, or the shell drew a
 //!    prompt (`B` mark) since. A program still asleep in the read it was in before the write
-//!    has not seen the input yet — on a loaded machine its wake-up can lag the kernel's echo.
+//!    has not seen the input yet — on a loaded machine its wake-up can lag the kernel's echo;
+//! 4. and nothing written to the terminal is left unread ([`platform::unread_input`]): a
+//!    program that woke for its own timer and went back to sleep just before the input
+//!    reached the terminal has moved its count without taking the input.
 //!
 //! Where that cannot be known (a remote session, whose programs are not in this `/proc`; no
 //! `/proc` at all) the answer is the output once it has been quiet for [`FALLBACK_QUIET`],
@@ -92,7 +95,7 @@ impl Session {
     }
 
     /// True when the foreground program took the input written after `snap` and now sleeps
-    /// reading the terminal again (rules 2 and 3 of the module doc).
+    /// reading the terminal again (rules 2 to 4 of the module doc).
     fn answered(&self, snap: &InputSnapshot, tty: &std::path::Path) -> bool {
         let Some(group) = self.foreground_group() else {
             return false;
@@ -109,7 +112,7 @@ impl Session {
         let woke = snap.group != Some(group)
             || snap.switches.is_none()
             || platform::context_switches(group) != snap.switches;
-        prompted || woke
+        (prompted || woke) && platform::unread_input(tty).is_none_or(|n| n == 0)
     }
 
     /// Waits until the program answered the input written last (see the module doc), the
