@@ -219,21 +219,7 @@ async fn sighup_ends_the_server_while_stdin_stays_open() {
 
 #[tokio::test]
 async fn started_in_a_terminal_it_says_it_speaks_mcp_on_stdio() {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let (mut master, mut slave) = (-1, -1);
-    // SAFETY: openpty(3) fills two descriptors this test then owns.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0, "openpty");
-    // SAFETY: both descriptors were just opened and are owned here alone.
-    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let (master, slave) = termpilot_core::platform::openpty().expect("openpty");
     let state = tempfile::tempdir().unwrap();
     let mut child = common::command(state.path(), &[])
         .stdin(std::process::Stdio::from(slave))

@@ -346,6 +346,32 @@ fn waited_fds(pid: i32, kind: Waits, args: &[u64]) -> Vec<i64> {
 /// from the process's memory (our own descendants). A program that only sleeps, or waits on
 /// sockets and timers, is not waiting for input. Costs a few small `/proc` reads; callers ask
 /// only after output has been quiet for a while.
+/// A new pseudo-terminal: its master and slave ends.
+pub fn openpty() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: openpty(3) fills two descriptors, owned by the values returned.
+    let r = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both were just opened and are owned here alone.
+    Ok(unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(master),
+            std::os::fd::OwnedFd::from_raw_fd(slave),
+        )
+    })
+}
+
 /// How many bytes written to terminal `tty` its programs have not read yet (typed input,
 /// the emulator's replies to their queries): a program asleep reading it with some waiting
 /// has not been scheduled since they arrived. `None` when the terminal cannot be opened.
@@ -539,25 +565,8 @@ mod tests {
     #[test]
     fn unread_input_counts_what_the_terminal_holds_for_its_reader() {
         use std::io::{Read, Write};
-        use std::os::fd::FromRawFd;
-        let (mut master, mut slave) = (0, 0);
-        // SAFETY: openpty writes two descriptors, which the files below then own.
-        let r = unsafe {
-            libc::openpty(
-                &mut master,
-                &mut slave,
-                std::ptr::null_mut(),
-                std::ptr::null(),
-                std::ptr::null(),
-            )
-        };
-        assert_eq!(r, 0, "openpty failed");
-        let (mut master, mut slave) = unsafe {
-            (
-                std::fs::File::from_raw_fd(master),
-                std::fs::File::from_raw_fd(slave),
-            )
-        };
+        let (master, slave) = openpty().unwrap();
+        let (mut master, mut slave) = (std::fs::File::from(master), std::fs::File::from(slave));
         let path = std::fs::read_link(format!("/proc/self/fd/{}", slave.as_raw_fd())).unwrap();
         // Raw, so bytes are readable as they come (no line to wait for).
         enter_raw_mode(slave.as_raw_fd()).unwrap();
