@@ -487,6 +487,43 @@ async fn waiting_on_a_timer_is_not_waiting_for_input_but_vim_is() {
     server.stop().await;
 }
 
+/// A program that polls the terminal together with something else (as ssh does, passing it
+/// on while the remote side works) is not taken for one waiting at a prompt during short
+/// pauses in its output; one asleep in a plain read of the terminal is, pauses or not.
+#[tokio::test]
+async fn short_pauses_of_a_program_that_polls_the_terminal_are_not_a_prompt() {
+    assert!(has("python3"));
+    let server = start().await;
+    let (id, _) = session(&server, "bash").await;
+    // Ten ticks 60 ms apart, each pause spent in select() over the terminal and a pipe.
+    let poller = "import os, select, sys\n\
+r, w = os.pipe()\n\
+for i in range(10):\n    select.select([sys.stdin, r], [], [], 0.06)\n    print('tick', i, flush=True)\n\
+print('done')\n";
+    let script = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(script.path(), poller).unwrap();
+    let r = exec(
+        &server,
+        &id,
+        &format!("python3 {}", script.path().display()),
+    )
+    .await;
+    assert_eq!(r["waitingForInput"], Value::Null, "{r}");
+    assert_eq!(r["exitCode"], 0, "{r}");
+    assert!(
+        r["output"].as_str().unwrap().ends_with("tick 9\ndone"),
+        "{r}"
+    );
+    // A plain read of the terminal is a prompt.
+    let r = exec(&server, &id, "python3 -c \"input('name? ')\"").await;
+    assert_eq!(r["waitingForInput"], true, "{r}");
+    assert_eq!(r["prompt"], "name?", "{r}");
+    server
+        .ok("terminal_write", json!({"sessionId": id, "data": "bob\r"}))
+        .await;
+    server.stop().await;
+}
+
 /// Seed 000 ("開発サーバーの静寂終了を待つ"): `minOutputBytes` counts the command's own
 /// output, not its echoed command line, in both completion modes.
 #[tokio::test]

@@ -337,15 +337,6 @@ fn waited_fds(pid: i32, kind: Waits, args: &[u64]) -> Vec<i64> {
     }
 }
 
-/// True when some process of group `pgid` sleeps waiting for input from `tty`.
-///
-/// The rule (Linux): a member is asleep (`S`) in a system call that waits to read, and one of
-/// the descriptors it waits on is `tty`: the descriptor of a read, the POLLIN entries of a
-/// poll, the read set of a select, the watched descriptors of an epoll (its fdinfo).
-/// `/proc/<pid>/syscall` names the call and its arguments; the poll and select sets are read
-/// from the process's memory (our own descendants). A program that only sleeps, or waits on
-/// sockets and timers, is not waiting for input. Costs a few small `/proc` reads; callers ask
-/// only after output has been quiet for a while.
 /// A new pseudo-terminal: its master and slave ends.
 pub fn openpty() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
     use std::os::fd::FromRawFd;
@@ -391,8 +382,30 @@ pub fn unread_input(tty: &std::path::Path) -> Option<usize> {
     (r == 0).then_some(queued.max(0) as usize)
 }
 
+/// True when some process of group `pgid` sleeps waiting for input from `tty`.
+///
+/// The rule (Linux): a member is asleep (`S`) in a system call that waits to read, and one of
+/// the descriptors it waits on is `tty`: the descriptor of a read, the POLLIN entries of a
+/// poll, the read set of a select, the watched descriptors of an epoll (its fdinfo).
+/// `/proc/<pid>/syscall` names the call and its arguments; the poll and select sets are read
+/// from the process's memory (our own descendants). A program that only sleeps, or waits on
+/// sockets and timers, is not waiting for input. Costs a few small `/proc` reads; callers ask
+/// only after output has been quiet for a while.
 pub fn waiting_for_input(pgid: i32, tty: &std::path::Path) -> bool {
     waiting_longer_than(pgid, tty, std::time::Duration::ZERO)
+}
+
+/// [`waiting_for_input`] in its plainest form: a process of group `pgid` sleeps in a `read`
+/// of `tty` itself, not in a poll, select or epoll that also waits on other things. Such a
+/// program waits for a line or a key and nothing else (`read -p`, `input()`, a password
+/// prompt); one that multiplexes the terminal with sockets or pipes may be passing it on
+/// while it works (ssh, `docker run -it`).
+pub fn reading_terminal(pgid: i32, tty: &std::path::Path) -> bool {
+    let plain = |pid: i32| waits_on(pid, tty, std::time::Duration::ZERO, true);
+    plain(pgid)
+        || group_members(pgid)
+            .into_iter()
+            .any(|pid| pid != pgid && plain(pid))
 }
 
 /// [`waiting_for_input`], but a wait whose timeout is `min` or shorter does not count: a
@@ -400,15 +413,15 @@ pub fn waiting_for_input(pgid: i32, tty: &std::path::Path) -> bool {
 /// 100 ms) is about to do something else, not waiting for the user.
 pub fn waiting_longer_than(pgid: i32, tty: &std::path::Path, min: std::time::Duration) -> bool {
     // The group's leader is usually the one reading: ask it before scanning all of /proc.
-    waits_on(pgid, tty, min)
+    waits_on(pgid, tty, min, false)
         || group_members(pgid)
             .into_iter()
-            .any(|pid| pid != pgid && waits_on(pid, tty, min))
+            .any(|pid| pid != pgid && waits_on(pid, tty, min, false))
 }
 
 /// True when process `pid` sleeps in a call that waits to read `tty`, with no timeout or
-/// one longer than `min`.
-fn waits_on(pid: i32, tty: &std::path::Path, min: std::time::Duration) -> bool {
+/// one longer than `min` (and, with `plain_read`, in a `read` of it alone).
+fn waits_on(pid: i32, tty: &std::path::Path, min: std::time::Duration, plain_read: bool) -> bool {
     if process_state(pid) != Some('S') {
         return false;
     }
@@ -423,6 +436,9 @@ fn waits_on(pid: i32, tty: &std::path::Path, min: std::time::Duration) -> bool {
     else {
         return false;
     };
+    if plain_read && kind != Waits::Read {
+        return false;
+    }
     let args: Vec<u64> = fields
         .take(6)
         .filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())

@@ -37,6 +37,11 @@ pub fn waiting_for_input(_pgid: i32, _tty: &std::path::Path) -> bool {
     false
 }
 
+/// Windows consoles have no such check.
+pub fn reading_terminal(_pgid: i32, _tty: &std::path::Path) -> bool {
+    false
+}
+
 /// Windows consoles have no tty to ask.
 pub fn unread_input(_tty: &std::path::Path) -> Option<usize> {
     None

@@ -9,7 +9,8 @@
 //!   state); [`phase`]: the command phase decided from OSC 133 marks; [`ops`]: reads and
 //!   writes; [`answer`]: when typed input was answered; [`waiter`]: the one wait loop;
 //!   [`wait`] and [`watch`]: waits for a pattern, the end, quiet, triggers;
-//!   [`prompt_exec`] (with [`prompt_exec_capture`], [`prompt_exec_render`]): `terminal_exec`,
+//!   [`prompt_exec`] (with [`prompt_exec_capture`], [`prompt_exec_input`],
+//!   [`prompt_exec_render`]): `terminal_exec`,
 //!   a command typed at the prompt; [`transcript`]: what a stopped session leaves on disk.
 //! - [`mouse`]: clicks and wheel turns in the program's mouse protocol; [`batch`]: several
 //!   inputs in one call; [`socket`] and [`redraw`]: people joining a session over a socket;
@@ -32,6 +33,7 @@ pub mod ops;
 pub mod phase;
 pub mod prompt_exec;
 pub mod prompt_exec_capture;
+pub mod prompt_exec_input;
 pub mod prompt_exec_render;
 pub mod redraw;
 pub mod replies;

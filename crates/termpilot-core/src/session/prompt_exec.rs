@@ -9,7 +9,8 @@
 //!
 //! While it runs, a command that stops to read the terminal (a `read -p` prompt, `input()`,
 //! a y/n question, vim) is reported as waiting for input instead of running into the timeout:
-//! see [`platform::waiting_for_input`] for the rule.
+//! see [`platform::waiting_for_input`] for the rule, and `prompt_exec_input` for when it is
+//! asked.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -20,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::integration::{MarkKind, Mode};
 use super::phase::Baseline;
 use super::prompt_exec_capture::ExecCapture;
+use super::prompt_exec_input::InputLooks;
 use super::prompt_exec_render::{Ahead, KEEP_BACK, render_bounded};
 use super::screen;
 use super::terminal::Session;
@@ -38,14 +40,6 @@ const ECHO_WINDOW: u64 = 4 * MAX_COMMAND_BYTES as u64;
 /// After a cancelled exec, how long Ctrl+C is given to end the command before its process
 /// group is killed, and how long the prompt is then awaited.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
-
-/// Output must be still this long before checking whether the command waits for input.
-pub const INPUT_QUIET: Duration = Duration::from_millis(250);
-/// The same while the command holds the alternate screen: a full-screen program (vim, less,
-/// htop) is interactive by nature, so a still screen and a read of the terminal mean it has
-/// drawn and waits for keys. Line programs keep [`INPUT_QUIET`]: some read the terminal while
-/// they work (ssh, `docker run -it` pass it on), and a pause in their output is not a prompt.
-pub const SCREEN_QUIET: Duration = Duration::from_millis(30);
 
 /// What to run and how long to wait.
 #[derive(Debug, Clone)]
@@ -336,7 +330,7 @@ impl Session {
         progress: &dyn Progress,
     ) -> End {
         let tty = platform::stdin_tty(self.pid);
-        let mut last_input_check = started;
+        let mut looks = InputLooks::new(started);
         // Where the echoed command line ends (process-group mode): output starts there.
         let mut echo_end: Option<u64> = None;
         // Since when the shell has owned the terminal at every look (process-group mode).
@@ -426,33 +420,41 @@ impl Session {
                     wake = wake.min(quiet_since + quiet);
                 }
                 // Stopped to read the terminal? Look only once output has been still a while.
-                let full_screen = self.state().emu.mode().contains(TermMode::ALT_SCREEN);
-                let still = if full_screen {
-                    SCREEN_QUIET
-                } else {
-                    INPUT_QUIET
-                };
-                let input_at = quiet_since.max(last_input_check) + still;
-                if now >= input_at {
-                    last_input_check = now;
+                let due = looks.due(quiet_since);
+                if now >= due {
                     let group = self.foreground_group().unwrap_or(self.pid);
+                    let full_screen = self.state().emu.mode().contains(TermMode::ALT_SCREEN);
+                    // The shell's own read (`read -p`, or the prompt it is back at without
+                    // marks to tell) waits for the long quiet: the end is found by then.
+                    let program = group != self.pid;
+                    let waits = |tty: &std::path::Path| {
+                        if InputLooks::any_wait_counts(now, quiet_since) {
+                            platform::waiting_for_input(group, tty)
+                        } else if !program {
+                            false
+                        } else if full_screen {
+                            platform::waiting_for_input(group, tty)
+                        } else {
+                            platform::reading_terminal(group, tty)
+                        }
+                    };
                     // A remote shell's programs are not in this machine's /proc (only ssh is).
                     if let Some(tty) = &tty
                         && self.shape.remote.is_none()
-                        && platform::waiting_for_input(group, tty)
                         // What it printed before it waited (its prompt, or the shell's `D`) is in.
                         && self.scanned_all()
+                        && (program || self.state().phase().command_open_since(&base.phase))
+                        && waits(tty)
                         // And it has read what reached it (the emulator's replies to its
                         // queries): else it has not run since, and may draw more.
                         && platform::unread_input(tty).is_none_or(|n| n == 0)
-                        && (group != self.pid
-                            || self.state().phase().command_open_since(&base.phase))
                     {
                         return Look::Done(End::WaitingForInput(self.cursor_line()));
                     }
-                    wake = wake.min(now + still);
+                    looks.looked(now);
+                    wake = wake.min(looks.due(quiet_since));
                 } else {
-                    wake = wake.min(input_at);
+                    wake = wake.min(due);
                 }
                 Look::Until(wake)
             })
