@@ -335,8 +335,10 @@ impl SessionManager {
     ) -> Result<SessionCall> {
         let session = match self
             .peek(id)
-            .filter(|s| s.is_command() || s.exit().is_none())
-        {
+            // A shell that exited (or was reaped a moment ago) goes the slow way, below.
+            .filter(|s| {
+                s.is_command() || (s.exit().is_none() && crate::platform::pid_exists(s.pid()))
+            }) {
             Some(session) => session,
             None => {
                 let (this, id) = (self.clone(), id.to_string());
@@ -366,7 +368,7 @@ impl SessionManager {
         if let Some(session) = found {
             // A shell that exited by itself is retired; its id is reserved and reused now.
             if !session.is_command()
-                && let Some(exit) = session.exit()
+                && let Some(exit) = session.exit_now()
             {
                 let last_screen = session.screen_text();
                 let retired = {

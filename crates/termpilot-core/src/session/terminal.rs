@@ -130,6 +130,9 @@ pub(crate) struct State {
 /// How long after its exit a program's output may still be arriving.
 pub const DRAIN_GRACE: Duration = Duration::from_millis(100);
 
+/// The longest [`Session::exit_now`] waits for the waiter thread to record an exit it reaped.
+const EXIT_RECORD_WAIT: Duration = Duration::from_secs(1);
+
 /// Most marks kept.
 const MAX_MARKS: usize = 512;
 
@@ -534,6 +537,27 @@ impl Session {
     /// How the main process ended, if it has.
     pub fn exit(&self) -> Option<Exit> {
         self.state().exit.clone()
+    }
+
+    /// [`Session::exit`], also for a process already reaped whose end the waiter thread is
+    /// about to record (it does so right after reaping): that record is waited for, up to
+    /// [`EXIT_RECORD_WAIT`], so a caller that saw the process gone sees the session ended.
+    pub fn exit_now(&self) -> Option<Exit> {
+        if let Some(exit) = self.exit() {
+            return Some(exit);
+        }
+        // Alive, or a zombie not yet reaped: nothing to wait for.
+        if platform::pid_exists(self.pid) {
+            return None;
+        }
+        let deadline = Instant::now() + EXIT_RECORD_WAIT;
+        while Instant::now() < deadline {
+            std::thread::sleep(Duration::from_micros(200));
+            if let Some(exit) = self.exit() {
+                return Some(exit);
+            }
+        }
+        None
     }
 
     /// The terminal's foreground process group (Unix), if known.
