@@ -524,6 +524,54 @@ print('done')\n";
     server.stop().await;
 }
 
+/// A password prompt reads `/dev/tty`, not the session's terminal by its own name (python's
+/// getpass, sudo and ssh do this so that a redirected stdin cannot answer): it is a prompt
+/// all the same, answered in the write's reply, and the secret is not echoed back.
+#[tokio::test]
+async fn a_password_prompt_on_dev_tty_is_reported_and_answered() {
+    assert!(has("python3"));
+    let server = start().await;
+    let (id, _) = session(&server, "bash").await;
+    let asks = "python3 -c 'import getpass; print(\"length\", len(getpass.getpass()))'";
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": asks, "timeout": 60000}),
+        )
+        .await;
+    assert_eq!(r["waitingForInput"], true, "{r}");
+    assert_eq!(r["timedOut"], false, "{r}");
+    assert_eq!(r["prompt"], "Password:", "{r}");
+    let answered = server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "s3cret\r"}),
+        )
+        .await;
+    let out = answered["output"].as_str().unwrap();
+    assert!(out.contains("length 6"), "{answered}");
+    assert!(!out.contains("s3cret"), "{answered}");
+    assert_eq!(answered["exitCode"], 0, "{answered}");
+    // Python's own REPL selects on its stdin alone: a prompt too.
+    let r = exec(&server, &id, "python3 -q").await;
+    assert_eq!(r["waitingForInput"], true, "{r}");
+    assert_eq!(r["prompt"], ">>>", "{r}");
+    let answered = server
+        .ok("terminal_write", json!({"sessionId": id, "data": "6*7\r"}))
+        .await;
+    assert!(
+        answered["output"].as_str().unwrap().contains("42"),
+        "{answered}"
+    );
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "exit()\r"}),
+        )
+        .await;
+    server.stop().await;
+}
+
 /// Seed 000 ("開発サーバーの静寂終了を待つ"): `minOutputBytes` counts the command's own
 /// output, not its echoed command line, in both completion modes.
 #[tokio::test]

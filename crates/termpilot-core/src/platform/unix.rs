@@ -292,9 +292,32 @@ fn read_memory(pid: i32, addr: u64, len: usize) -> Option<Vec<u8>> {
     Some(buf)
 }
 
-/// True when descriptor `fd` of `pid` is `tty`.
+/// True when descriptor `fd` of `pid` is `tty`: opened by its own path, or as `/dev/tty` by a
+/// process whose controlling terminal `tty` is (getpass, sudo and ssh ask for a password
+/// there, so that a redirected stdin cannot answer).
 fn fd_is(pid: i32, fd: i64, tty: &std::path::Path) -> bool {
-    std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|p| p == tty)
+    match std::fs::read_link(format!("/proc/{pid}/fd/{fd}")) {
+        Ok(path) if path == tty => true,
+        Ok(path) if path == std::path::Path::new("/dev/tty") => controlling_terminal_is(pid, tty),
+        _ => false,
+    }
+}
+
+/// True when `tty` is the controlling terminal of `pid` (`/proc/<pid>/stat` field 7, the
+/// device number in the kernel's encoding: minor in bits 0–7 and 20–31, major in bits 8–19).
+fn controlling_terminal_is(pid: i32, tty: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Some(nr) = stat_fields(pid).and_then(|f| f.get(4)?.parse::<i64>().ok()) else {
+        return false;
+    };
+    let Ok(meta) = std::fs::metadata(tty) else {
+        return false;
+    };
+    let nr = nr as u64 & 0xffff_ffff;
+    let (major, minor) = ((nr >> 8) & 0xfff, (nr & 0xff) | ((nr >> 12) & 0xf_ff00));
+    nr != 0
+        && u64::from(libc::major(meta.rdev())) == major
+        && u64::from(libc::minor(meta.rdev())) == minor
 }
 
 /// The descriptors a blocked call of `pid` waits to read, when they can be told.
@@ -395,11 +418,12 @@ pub fn waiting_for_input(pgid: i32, tty: &std::path::Path) -> bool {
     waiting_longer_than(pgid, tty, std::time::Duration::ZERO)
 }
 
-/// [`waiting_for_input`] in its plainest form: a process of group `pgid` sleeps in a `read`
-/// of `tty` itself, not in a poll, select or epoll that also waits on other things. Such a
-/// program waits for a line or a key and nothing else (`read -p`, `input()`, a password
-/// prompt); one that multiplexes the terminal with sockets or pipes may be passing it on
-/// while it works (ssh, `docker run -it`).
+/// [`waiting_for_input`] in its plainest form: a process of group `pgid` sleeps waiting for
+/// `tty` alone and for good — a `read` of it, or a poll, select or epoll over it and nothing
+/// else, without a timeout (python's REPL selects on its stdin alone). Such a program waits
+/// for a line or a key and nothing else (`read -p`, `input()`, a password prompt); one that
+/// multiplexes the terminal with sockets or pipes may be passing it on while it works (ssh,
+/// `docker run -it`), and one with a timeout may be ticking.
 pub fn reading_terminal(pgid: i32, tty: &std::path::Path) -> bool {
     let plain = |pid: i32| waits_on(pid, tty, std::time::Duration::ZERO, true);
     plain(pgid)
@@ -420,8 +444,8 @@ pub fn waiting_longer_than(pgid: i32, tty: &std::path::Path, min: std::time::Dur
 }
 
 /// True when process `pid` sleeps in a call that waits to read `tty`, with no timeout or
-/// one longer than `min` (and, with `plain_read`, in a `read` of it alone).
-fn waits_on(pid: i32, tty: &std::path::Path, min: std::time::Duration, plain_read: bool) -> bool {
+/// one longer than `min` (and, with `alone`, for `tty` only and with no timeout at all).
+fn waits_on(pid: i32, tty: &std::path::Path, min: std::time::Duration, alone: bool) -> bool {
     if process_state(pid) != Some('S') {
         return false;
     }
@@ -436,19 +460,23 @@ fn waits_on(pid: i32, tty: &std::path::Path, min: std::time::Duration, plain_rea
     else {
         return false;
     };
-    if plain_read && kind != Waits::Read {
-        return false;
-    }
     let args: Vec<u64> = fields
         .take(6)
         .filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
         .collect();
-    if !min.is_zero() && timeout_of(pid, timeout, &args).is_some_and(|t| t <= min) {
-        return false;
+    if alone || !min.is_zero() {
+        match timeout_of(pid, timeout, &args) {
+            Some(_) if alone => return false,
+            Some(t) if t <= min => return false,
+            _ => {}
+        }
     }
-    waited_fds(pid, kind, &args)
-        .into_iter()
-        .any(|fd| fd_is(pid, fd, tty))
+    let fds = waited_fds(pid, kind, &args);
+    if alone {
+        !fds.is_empty() && fds.iter().all(|&fd| fd_is(pid, fd, tty))
+    } else {
+        fds.iter().any(|&fd| fd_is(pid, fd, tty))
+    }
 }
 
 /// How many times process `pid` (its main thread) has been switched out, voluntarily or
@@ -601,6 +629,89 @@ mod tests {
         slave.read_exact(&mut got).unwrap();
         assert_eq!(unread_input(&path), Some(0));
         assert_eq!(unread_input(std::path::Path::new("/nonexistent/tty")), None);
+    }
+
+    /// Starts `argv` in a session of its own whose controlling terminal is a new pty; returns
+    /// the child, the master end (kept open while the child runs) and the terminal's path.
+    fn on_terminal(argv: &[&str]) -> (std::process::Child, std::fs::File, std::path::PathBuf) {
+        use std::os::fd::FromRawFd;
+        let (master, slave) = openpty().unwrap();
+        let path = std::fs::read_link(format!("/proc/self/fd/{}", slave.as_raw_fd())).unwrap();
+        let stdio = |fd: &std::os::fd::OwnedFd| std::process::Stdio::from(fd.try_clone().unwrap());
+        let mut cmd = Command::new(argv[0]);
+        cmd.args(&argv[1..])
+            .stdin(stdio(&slave))
+            .stdout(stdio(&slave))
+            .stderr(stdio(&slave));
+        // SAFETY: setsid and ioctl are async-signal-safe; stdin is the terminal by now.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        drop(slave);
+        // SAFETY: the master's descriptor is moved into the File, which owns it alone.
+        let master =
+            unsafe { std::fs::File::from_raw_fd(std::os::fd::IntoRawFd::into_raw_fd(master)) };
+        (child, master, path)
+    }
+
+    /// Waits (bounded) until `pid` sleeps in system call `nr`.
+    fn until_in_syscall(pid: i32, nrs: &[i64]) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let now = std::fs::read_to_string(format!("/proc/{pid}/syscall")).unwrap_or_default();
+            let nr = now.split_whitespace().next().and_then(|n| n.parse().ok());
+            if process_state(pid) == Some('S') && nr.is_some_and(|n| nrs.contains(&n)) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{pid} never waited in {nrs:?}: {now}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn reading_the_terminal_alone_counts_through_dev_tty_and_a_select_without_timeout() {
+        // read of /dev/tty (as getpass, sudo and ssh read a password), the controlling terminal.
+        let (mut child, _master, tty) = on_terminal(&["sh", "-c", "read x < /dev/tty"]);
+        let pid = child.id() as i32;
+        until_in_syscall(pid, &[0]);
+        assert!(reading_terminal(pid, &tty));
+        assert!(waiting_for_input(pid, &tty));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // A select over the terminal alone, for good (python's REPL): a prompt.
+        let forever = "import select, sys\nselect.select([sys.stdin], [], [])";
+        let (mut child, _master, tty) = on_terminal(&["python3", "-c", forever]);
+        let pid = child.id() as i32;
+        until_in_syscall(pid, &[23, 270]);
+        assert!(reading_terminal(pid, &tty));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // The same select with a timeout is a program ticking: waiting, but not at a prompt.
+        let ticking = "import select, sys\nwhile True: select.select([sys.stdin], [], [], 30)";
+        let (mut child, _master, tty) = on_terminal(&["python3", "-c", ticking]);
+        let pid = child.id() as i32;
+        until_in_syscall(pid, &[23, 270]);
+        assert!(waiting_for_input(pid, &tty));
+        assert!(!reading_terminal(pid, &tty));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // /dev/tty of a process whose controlling terminal is another one is not this one.
+        let (mut other, _m, _other_tty) = on_terminal(&["sh", "-c", "read x < /dev/tty"]);
+        let other_pid = other.id() as i32;
+        until_in_syscall(other_pid, &[0]);
+        assert!(!reading_terminal(other_pid, &tty));
+        other.kill().unwrap();
+        other.wait().unwrap();
     }
 
     #[test]
