@@ -89,6 +89,39 @@ else:\n        print('tick', flush=True)\n";
     answers_while_ticking(script, "the cap").await;
 }
 
+/// A program that read keys one by one, took the key that ends it and put the terminal back
+/// to echoed lines is leaving, even while it still waits a moment on the terminal (node's
+/// REPL after `.exit` waits 15 ms to save its history): the write that ended it returns with
+/// its last words and exit status, not while it is on its way out.
+#[tokio::test]
+async fn a_program_that_let_go_of_the_terminal_is_leaving_not_waiting() {
+    assert!(has("python3"));
+    let server = start().await;
+    let id = bash(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("leaving.py");
+    let script = "import os, select, termios, tty\n\
+saved = termios.tcgetattr(0)\n\
+tty.setraw(0)\n\
+os.write(1, b'key? ')\n\
+os.read(0, 1)\n\
+termios.tcsetattr(0, termios.TCSANOW, saved)\n\
+select.select([0], [], [], 0.02)\n\
+print('bye')\n";
+    std::fs::write(&path, script).unwrap();
+    let r = exec(&server, &id, &format!("python3 {}", path.display())).await;
+    assert_eq!(r["waitingForInput"], true, "{r}");
+    assert_eq!(r["prompt"], "key?", "{r}");
+    let reply = server
+        .ok("terminal_write", json!({"sessionId": id, "data": "q"}))
+        .await;
+    assert!(reply["output"].as_str().unwrap().contains("bye"), "{reply}");
+    assert_eq!(reply["exitCode"], 0, "{reply}");
+    // Back at the prompt: the next command runs.
+    assert_eq!(exec(&server, &id, "echo next").await["output"], "next");
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn vim_comes_back_as_screen_text_and_its_exit_is_reported_by_the_quitting_write() {
     assert!(has("vim"));

@@ -12,6 +12,15 @@ pub use unix::*;
 mod events;
 pub use events::{DirWatch, ExitWatch, FALLBACK_TICK, watch_dir};
 
+/// How a terminal hands typed input to the program reading it ([`input_mode`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputMode {
+    /// Key by key (canonical mode off): a REPL's line editor, a full-screen program.
+    Keys,
+    /// Whole lines, edited by the terminal itself; `echo` when what is typed is shown.
+    Lines { echo: bool },
+}
+
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]

@@ -570,6 +570,23 @@ pub fn enter_raw_mode(fd: i32) -> Option<libc::termios> {
     Some(saved)
 }
 
+/// How terminal `fd` (either end) hands input to its reader: key by key or in lines.
+pub fn input_mode(fd: i32) -> Option<super::InputMode> {
+    // SAFETY: termios is plain data; tcgetattr fills it or fails without touching memory.
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is a descriptor we hold; the pointer is to a local termios.
+    if unsafe { libc::tcgetattr(fd, &mut t) } != 0 {
+        return None;
+    }
+    Some(if t.c_lflag & libc::ICANON == 0 {
+        super::InputMode::Keys
+    } else {
+        super::InputMode::Lines {
+            echo: t.c_lflag & libc::ECHO != 0,
+        }
+    })
+}
+
 /// Restores terminal settings saved by [`enter_raw_mode`].
 pub fn restore_mode(fd: i32, saved: &libc::termios) {
     // SAFETY: applies settings read from the same descriptor earlier.

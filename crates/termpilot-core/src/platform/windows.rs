@@ -47,6 +47,11 @@ pub fn unread_input(_tty: &std::path::Path) -> Option<usize> {
     None
 }
 
+/// Windows consoles have no termios to read.
+pub fn input_mode(_fd: i32) -> Option<super::InputMode> {
+    None
+}
+
 /// Windows consoles have no such check.
 pub fn waiting_longer_than(_pgid: i32, _tty: &std::path::Path, _min: std::time::Duration) -> bool {
     false

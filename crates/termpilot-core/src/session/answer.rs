@@ -15,9 +15,14 @@
 //!    (its context-switch count moved), or the foreground group changed, or the shell drew a
 //!    prompt (`B` mark) since. A program still asleep in the read it was in before the write
 //!    has not seen the input yet — on a loaded machine its wake-up can lag the kernel's echo;
-//! 4. and nothing written to the terminal is left unread ([`platform::unread_input`]): a
+//! 4. nothing written to the terminal is left unread ([`platform::unread_input`]): a
 //!    program that woke for its own timer and went back to sleep just before the input
-//!    reached the terminal has moved its count without taking the input.
+//!    reached the terminal has moved its count without taking the input;
+//! 5. and the program still holds the terminal as it did: one (not the shell) that read keys
+//!    one by one before the input and has since put the terminal back to echoed lines let go
+//!    of it — it is leaving (node's REPL after `.exit` waits 15 ms to save its history, then
+//!    ends) or handing over, and its wait is not for the user. The shell's own `read` is
+//!    not held to this (readline reads keys, `read` lines).
 //!
 //! Where that cannot be known (a remote session, whose programs are not in this `/proc`; no
 //! `/proc` at all) the answer is the output once it has been quiet for [`FALLBACK_QUIET`],
@@ -32,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 use super::phase::CommandPhase;
 use super::terminal::Session;
 use super::waiter::{Look, Waited, Waiter};
-use crate::platform;
+use crate::platform::{self, InputMode};
 
 /// Output must be still this long before the program is asked whether it waits.
 pub const ANSWER_QUIET: Duration = Duration::from_millis(3);
@@ -55,6 +60,8 @@ pub struct InputSnapshot {
     pub phase: CommandPhase,
     /// The input ended with ESC (a lone Escape key, or Alt pressed alone).
     pub ends_with_escape: bool,
+    /// How the terminal took input then.
+    pub mode: Option<InputMode>,
 }
 
 /// Why [`Session::wait_answer`] returned.
@@ -91,15 +98,23 @@ impl Session {
             switches: group.and_then(platform::context_switches),
             phase,
             ends_with_escape,
+            mode: self.input_mode(),
         }
     }
 
     /// True when the foreground program took the input written after `snap` and now sleeps
-    /// reading the terminal again (rules 2 to 4 of the module doc).
+    /// reading the terminal again (rules 2 to 5 of the module doc).
     fn answered(&self, snap: &InputSnapshot, tty: &std::path::Path) -> bool {
         let Some(group) = self.foreground_group() else {
             return false;
         };
+        if group != self.pid
+            && snap.group == Some(group)
+            && snap.mode == Some(InputMode::Keys)
+            && self.input_mode() == Some(InputMode::Lines { echo: true })
+        {
+            return false;
+        }
         let shortest = if snap.ends_with_escape {
             ESCAPE_WAIT
         } else {

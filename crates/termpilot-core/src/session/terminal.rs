@@ -565,6 +565,11 @@ impl Session {
         self.master_fd.and_then(platform::foreground_group)
     }
 
+    /// How the terminal takes input right now: key by key or in lines.
+    pub fn input_mode(&self) -> Option<platform::InputMode> {
+        self.master_fd.and_then(platform::input_mode)
+    }
+
     /// True when every byte the programs wrote so far has been scanned (marks counted): the
     /// reader waits for more and nothing is pending. Asked before trusting that a shell
     /// blocked reading is still inside a command, since its `D` may be in flight.
