@@ -49,10 +49,15 @@ pub struct HttpArgs {
     /// token can run commands as you).
     #[arg(long)]
     pub http_allow_remote: bool,
-    /// The bearer token HTTP clients and the page's login must present (default: 256 random
-    /// bits, written to a 0600 file and printed on stderr).
-    #[arg(long, env = "TERMPILOT_TOKEN", hide_env_values = true)]
+    /// Refused: a token on the command line is readable by every local user (`ps`); use
+    /// TERMPILOT_TOKEN or --token-file.
+    #[arg(long, hide = true, value_name = "TOKEN", num_args = 0..=1, default_missing_value = "")]
     pub token: Option<String>,
+    /// Read the bearer token HTTP clients and the page's login must present from this file
+    /// (yours, mode 600). Else TERMPILOT_TOKEN; else 256 random bits. Either way the token
+    /// is written to a 0600 file that `termpilot token` prints.
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
     /// Serve only the web page on ADDR, next to MCP on stdio (default 127.0.0.1:8765).
     #[arg(long, value_name = "ADDR", num_args = 0..=1,
           default_missing_value = crate::mcp::http::DEFAULT_ADDR)]
@@ -84,6 +89,17 @@ pub enum Command {
         /// its own size.
         #[arg(long)]
         resize: bool,
+    },
+    /// Print the token of your running `--http` or `--web` server (for a client's
+    /// Authorization header, or the page's login).
+    ///
+    /// Reads the server's 0600 token file (`$XDG_RUNTIME_DIR/termpilot/run/`, else
+    /// `<temp>/termpilot-<uid>/run/`): the token alone on stdout, where it came from and the
+    /// page's login URL on stderr.
+    Token {
+        /// The server's port (default: 8765, else the one server of yours that is running).
+        #[arg(long, value_name = "N")]
+        port: Option<u16>,
     },
     /// Print the folder holding termpilot's Agent Skill (copy `termpilot/` from it into your
     /// client's skills folder).

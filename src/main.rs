@@ -22,6 +22,10 @@ fn main() -> std::process::ExitCode {
     if let Some(code) = termpilot_core::sandbox::wrapper::from_argv() {
         return std::process::ExitCode::from(code);
     }
+    // Before any thread starts: the token leaves the environment (no child inherits it),
+    // and the descriptor limit is raised (connections are bounded within it).
+    let env_token = take_env_token();
+    mcp::http_serve::raise_nofile_limit();
     let matches = <Cli as clap::CommandFactory>::command().get_matches();
     let cli =
         <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
@@ -47,6 +51,31 @@ fn main() -> std::process::ExitCode {
                 std::process::ExitCode::FAILURE
             }
         },
+        Some(Command::Token { port }) => match web::token::find(port) {
+            Ok(found) => {
+                println!("{}", found.token);
+                if found.listening {
+                    eprintln!(
+                        "termpilot: the token of the server on port {}, from {}; its page: http://127.0.0.1:{}/#token={}",
+                        found.port,
+                        found.path.display(),
+                        found.port,
+                        found.token
+                    );
+                } else {
+                    eprintln!(
+                        "termpilot: warning: nothing answers on port {} on loopback: {} may be left from a server that was killed",
+                        found.port,
+                        found.path.display()
+                    );
+                }
+                std::process::ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("termpilot: {e:#}");
+                std::process::ExitCode::FAILURE
+            }
+        },
         Some(Command::Attach { id, socket, resize }) => {
             match attach_client::run(attach_client::Request { id, socket, resize }) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
@@ -69,6 +98,17 @@ fn main() -> std::process::ExitCode {
                 }
                 _ => (cli.serve, cli.http),
             };
+            if http.token.is_some() {
+                eprintln!("termpilot: {}.", web::token::refuse_on_command_line());
+                return std::process::ExitCode::from(2);
+            }
+            let token = match given_token(env_token, http.token_file.as_deref()) {
+                Ok(token) => token,
+                Err(e) => {
+                    eprintln!("termpilot: {e:#}.");
+                    return std::process::ExitCode::from(2);
+                }
+            };
             let compat = serve_args.compat.clone();
             let config = serve_args.into_config();
             // A shell that is not there is refused now, not replaced by the default later.
@@ -79,7 +119,7 @@ fn main() -> std::process::ExitCode {
                 return std::process::ExitCode::from(2);
             }
             let explicit = cli::explicit(&matches);
-            match serve(config, compat.as_deref(), explicit, http) {
+            match serve(config, compat.as_deref(), explicit, http, token) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("termpilot: {e:#}");
@@ -88,6 +128,49 @@ fn main() -> std::process::ExitCode {
             }
         }
     }
+}
+
+/// Takes `TERMPILOT_TOKEN` out of this process's environment, so no child (session,
+/// one-shot run, job) inherits it; its value, when set and not empty.
+fn take_env_token() -> Option<String> {
+    let value = std::env::var_os(web::token::ENV);
+    if value.is_some() {
+        // SAFETY: called first thing in `main`, before any other thread exists.
+        unsafe { std::env::remove_var(web::token::ENV) };
+    }
+    value
+        .map(|v| v.to_string_lossy().trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// The token given in `TERMPILOT_TOKEN` or `--token-file` (not both), checked; any other
+/// environment variable holding it is removed, so no child inherits it either.
+fn given_token(
+    env_token: Option<String>,
+    file: Option<&std::path::Path>,
+) -> anyhow::Result<Option<String>> {
+    let token = match (env_token, file) {
+        (Some(_), Some(_)) => anyhow::bail!(
+            "both {} and --token-file give a token; keep one",
+            web::token::ENV
+        ),
+        (Some(token), None) => {
+            web::token::check_given(&token)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", web::token::ENV))?;
+            token
+        }
+        (None, Some(path)) => web::token::read_file(path)?,
+        (None, None) => return Ok(None),
+    };
+    let holding: Vec<std::ffi::OsString> = std::env::vars_os()
+        .filter(|(_, v)| v.to_string_lossy().contains(token.as_str()))
+        .map(|(k, _)| k)
+        .collect();
+    for name in holding {
+        // SAFETY: still single-threaded: `main` has started no thread yet.
+        unsafe { std::env::remove_var(name) };
+    }
+    Ok(Some(token))
 }
 
 /// Logs go to stderr only: stdout belongs to the protocol.
@@ -108,6 +191,7 @@ fn serve(
     compat: Option<&str>,
     explicit: mcp::compat::Explicit,
     http: cli::HttpArgs,
+    token: Option<String>,
 ) -> anyhow::Result<()> {
     if http.http.is_some() && http.web.is_some() {
         anyhow::bail!("--http already serves the web page at /; drop --web");
@@ -139,27 +223,43 @@ fn serve(
         if let Some(preset) = preset {
             server = server.with_identity(preset.identity());
         }
-        let options = |addr: String| mcp::http::Options {
+        let options = |addr: String, page_only: bool| mcp::http::Options {
             addr,
             allow_remote: http.http_allow_remote,
-            token: http.token.clone(),
+            token: token.clone(),
+            page_only,
         };
         if let Some(addr) = http.http.clone() {
-            let running = mcp::http::start(options(addr), core.clone(), Some(server)).await?;
-            let signal = shutdown_signal().await;
+            let running =
+                mcp::http::start(options(addr, false), core.clone(), Some(server)).await?;
+            let signal = shutdown_signal(false).await;
             tracing::info!("ending on {signal}");
             running.stop().await;
             mcp::remote::links::links().shutdown().await;
             core.shutdown().await;
             return Ok(());
         }
+        // The page is an extra: nothing about it (a taken port, an unwritable token file)
+        // may cost the MCP server on stdio. A bad address is refused at start.
         let page = match http.web.clone() {
-            Some(addr) => Some(mcp::http::start(options(addr), core.clone(), None).await?),
+            Some(addr) => {
+                let options = options(addr, true);
+                mcp::http::check(&options)?;
+                match mcp::http::start(options, core.clone(), None).await {
+                    Ok(page) => Some(page),
+                    Err(e) => {
+                        eprintln!(
+                            "termpilot: the web page is not served: {e:#}; MCP on stdin/stdout goes on"
+                        );
+                        None
+                    }
+                }
+            }
             None => None,
         };
         tokio::select! {
             result = mcp::stdio::serve(server) => result?,
-            signal = shutdown_signal() => tracing::info!("ending on {signal}"),
+            signal = shutdown_signal(true) => tracing::info!("ending on {signal}"),
         }
         if let Some(page) = page {
             page.stop().await;
@@ -174,9 +274,10 @@ fn serve(
     outcome
 }
 
-/// Started in a terminal, says on stderr what this is (once the signals are handled).
-fn tell_a_person() {
-    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+/// Started in a terminal, says on stderr what this is (once the signals are handled). Over
+/// HTTP the listener's own lines already say what is served where.
+fn tell_a_person(stdio: bool) {
+    if stdio && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         eprintln!("{TTY_NOTICE}");
     }
 }
@@ -185,8 +286,8 @@ fn tell_a_person() {
 const TTY_NOTICE: &str = "termpilot speaks the Model Context Protocol on stdin/stdout, for an MCP client to run: \
 register it with e.g. `claude mcp add termpilot -- termpilot` (README: other clients); Ctrl+C ends it.";
 
-/// Resolves when the process is asked to stop.
-async fn shutdown_signal() -> &'static str {
+/// Resolves when the process is asked to stop; `stdio` when MCP is on stdin/stdout.
+async fn shutdown_signal(stdio: bool) -> &'static str {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -197,7 +298,7 @@ async fn shutdown_signal() -> &'static str {
         ) else {
             return std::future::pending().await;
         };
-        tell_a_person();
+        tell_a_person(stdio);
         tokio::select! {
             _ = term.recv() => "SIGTERM",
             _ = hup.recv() => "SIGHUP",
@@ -207,7 +308,7 @@ async fn shutdown_signal() -> &'static str {
     #[cfg(not(unix))]
     {
         let ctrl_c = tokio::signal::ctrl_c();
-        tell_a_person();
+        tell_a_person(stdio);
         let _ = ctrl_c.await;
         "Ctrl+C"
     }

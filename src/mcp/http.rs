@@ -7,6 +7,11 @@
 //! [`Core`], so a session one client starts is visible to every other. Loopback only,
 //! unless `--http-allow-remote`.
 //!
+//! Connections are bounded ([`super::http_serve`]: a cap, a header/idle timeout) and so are
+//! MCP sessions ([`super::http_sessions`]). `DELETE /mcp` ends a session with 200 (rmcp
+//! answers 202, which the Python SDK logs as a failed termination on every disconnect).
+//! With `--web`, a taken port never costs the stdio server: the page moves to a free port.
+//!
 //! Stopping ([`Running::stop`]) first cancels the calls in flight and waits (at most
 //! [`DRAIN_CALLS`]) for their answers to go out ([`super::drain`]), then cancels rmcp's
 //! sessions, closes the page's sockets, waits at most [`DRAIN`] for connections to finish
@@ -17,12 +22,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use axum::extract::Request;
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use termpilot_core::Core;
 use tokio_util::sync::CancellationToken;
 
 use super::drain::Drain;
+use super::http_serve::{self, Limits};
+use super::http_sessions::{CappedSessions, MAX_SESSIONS};
 use super::server::Server;
 use crate::web::guard::{self, Access};
 use crate::web::token::{self, TokenFile};
@@ -30,6 +40,8 @@ use crate::web::{self, Web};
 
 /// The default listening address.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8765";
+/// Its port, where `termpilot token` looks first.
+pub const DEFAULT_PORT: u16 = 8765;
 /// Longest wait for open connections after a stop.
 pub const DRAIN: Duration = Duration::from_secs(5);
 /// Longest wait for cancelled calls to answer before the sessions and streams close.
@@ -39,8 +51,21 @@ pub const DRAIN_CALLS: Duration = Duration::from_secs(3);
 pub struct Options {
     pub addr: String,
     pub allow_remote: bool,
-    /// The token from `--token`/`TERMPILOT_TOKEN`; made up when absent.
+    /// The token from `TERMPILOT_TOKEN`/`--token-file`; made up when absent.
     pub token: Option<String>,
+    /// The page alone next to stdio (`--web`): a taken port moves it to a free one.
+    pub page_only: bool,
+}
+
+/// The address to listen on, refused when it is not loopback without `--http-allow-remote`.
+pub fn check(options: &Options) -> anyhow::Result<SocketAddr> {
+    let wanted = parse_addr(&options.addr)?;
+    if !wanted.ip().is_loopback() && !options.allow_remote {
+        anyhow::bail!(
+            "refusing to listen on {wanted}: it is not a loopback address, and whoever reaches it with the token can run commands as you; pass --http-allow-remote to do it anyway, or listen on 127.0.0.1"
+        );
+    }
+    Ok(wanted)
 }
 
 /// `127.0.0.1:8765`, `localhost:8765`, `[::1]:8765` or a bare port → an address.
@@ -66,7 +91,7 @@ pub struct Running {
     calls: Option<Drain>,
     cancel: CancellationToken,
     task: tokio::task::JoinHandle<()>,
-    _token_file: Option<TokenFile>,
+    _token_file: TokenFile,
 }
 
 impl Running {
@@ -89,24 +114,41 @@ pub async fn start(
     core: Arc<Core>,
     mcp: Option<Server>,
 ) -> anyhow::Result<Running> {
-    let wanted = parse_addr(&options.addr)?;
-    if !wanted.ip().is_loopback() && !options.allow_remote {
-        anyhow::bail!(
-            "refusing to listen on {wanted}: it is not a loopback address, and whoever reaches it with the token can run commands as you; pass --http-allow-remote to do it anyway, or listen on 127.0.0.1"
-        );
-    }
-    let (token, generated) = match options.token.filter(|t| !t.is_empty()) {
+    let wanted = check(&options)?;
+    let token = match options.token.filter(|t| !t.is_empty()) {
         Some(t) => {
             token::check_given(&t)?;
-            (t, false)
+            t
         }
-        None => (token::random_hex(32)?, true),
+        None => token::random_hex(32)?,
     };
-    let listener = tokio::net::TcpListener::bind(wanted)
-        .await
-        .map_err(|e| anyhow::anyhow!("could not listen on {wanted}: {e}"))?;
+    let listener = match tokio::net::TcpListener::bind(wanted).await {
+        Ok(listener) => listener,
+        Err(e) if options.page_only && e.kind() == std::io::ErrorKind::AddrInUse => {
+            let free = SocketAddr::new(wanted.ip(), 0);
+            let listener = tokio::net::TcpListener::bind(free).await.map_err(|e| {
+                anyhow::anyhow!("could not listen on {wanted} ({e}), nor on a free port")
+            })?;
+            eprintln!(
+                "termpilot: {wanted} is taken ({e}); the web page moves to port {} (`termpilot token --port {}` prints its token)",
+                listener.local_addr()?.port(),
+                listener.local_addr()?.port()
+            );
+            listener
+        }
+        Err(e) => anyhow::bail!("could not listen on {wanted}: {e}"),
+    };
     let addr = listener.local_addr()?;
-    let access = Arc::new(Access::new(token.clone(), addr));
+    let token_file = TokenFile::write(&token, addr.port())?;
+    let access = Arc::new(Access::new(
+        token.clone(),
+        addr,
+        format!(
+            "`termpilot token --port {}` prints it; it is in {}",
+            addr.port(),
+            token_file.path().display()
+        ),
+    ));
     let cancel = CancellationToken::new();
     let web = Arc::new(Web {
         core,
@@ -115,6 +157,7 @@ pub async fn start(
     });
     let mut app: Router = web::router(web);
     let calls = mcp.as_ref().map(Server::drain);
+    let serves_mcp = mcp.is_some();
     if let Some(server) = mcp {
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(access.allowed_hosts())
@@ -126,44 +169,49 @@ pub async fn start(
         };
         let service = StreamableHttpService::new(
             move || Ok(server.clone()),
-            LocalSessionManager::default().into(),
+            CappedSessions::new(MAX_SESSIONS).into(),
             config,
         );
-        app = app.route_service("/mcp", service);
+        let mcp = Router::new()
+            .route_service("/mcp", service)
+            .layer(axum::middleware::from_fn(deleted_is_ok));
+        app = app.merge(mcp);
     }
     let app = app.layer(axum::middleware::from_fn_with_state(access, guard::check));
-    let token_file = if generated {
-        Some(TokenFile::write(&token, addr.port())?)
-    } else {
-        None
-    };
     let url = format!("http://{addr}");
     eprintln!("termpilot: listening on {url}");
-    match &token_file {
-        Some(file) => {
-            eprintln!(
-                "termpilot: token written to {} (send it as Authorization: Bearer <token>)",
-                file.path().display()
-            );
-            eprintln!("termpilot: watch and take over at {url}/#token={token}");
-        }
-        None => eprintln!("termpilot: watch and take over at {url}/ (log in with your token)"),
+    eprintln!(
+        "termpilot: token written to {} (`termpilot token --port {}` prints it; send it as Authorization: Bearer <token>)",
+        token_file.path().display(),
+        addr.port()
+    );
+    eprintln!("termpilot: watch and take over at {url}/#token={token}");
+    if serves_mcp {
+        eprintln!(
+            "termpilot: serving MCP over Streamable HTTP at {url}/mcp and the web page at {url}/ (stdin is not read); Ctrl+C ends it"
+        );
+    } else {
+        eprintln!("termpilot: serving the web page at {url}/; MCP is on stdin/stdout");
     }
+    let limits = Limits::from_environment();
     let stop = cancel.clone();
-    let task = tokio::spawn(async move {
-        let served = axum::serve(listener, app)
-            .with_graceful_shutdown(stop.cancelled_owned())
-            .await;
-        if let Err(e) = served {
-            tracing::warn!("HTTP server ended: {e}");
-        }
-    });
+    let task = tokio::spawn(http_serve::serve(listener, app, limits, stop));
     Ok(Running {
         calls,
         cancel,
         task,
         _token_file: token_file,
     })
+}
+
+/// `DELETE /mcp` ended the session: 200, as the SDKs expect (rmcp says 202 Accepted).
+async fn deleted_is_ok(request: Request, next: Next) -> Response {
+    let delete = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
 }
 
 /// An unspecified address (0.0.0.0, ::) has no one host name: our guard checks the port.

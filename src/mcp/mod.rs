@@ -23,6 +23,8 @@ pub mod compat;
 pub mod drain;
 pub mod frame;
 pub mod http;
+pub mod http_serve;
+pub mod http_sessions;
 pub mod logging;
 pub mod progress;
 pub mod registry;

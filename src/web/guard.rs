@@ -30,10 +30,13 @@ pub struct Access {
     /// accepted on this port: the machine's names are not known.
     any_host_on: Option<u16>,
     logins: Mutex<VecDeque<String>>,
+    /// Where the token is, for the 401's sentence.
+    hint: String,
 }
 
 impl Access {
-    pub fn new(token: String, addr: SocketAddr) -> Self {
+    /// `hint` says where a client finds the token (the command, the file).
+    pub fn new(token: String, addr: SocketAddr, hint: String) -> Self {
         let port = addr.port();
         let ip = addr.ip();
         let mut hosts = Vec::new();
@@ -55,7 +58,13 @@ impl Access {
             hosts,
             any_host_on: ip.is_unspecified().then_some(port),
             logins: Mutex::new(VecDeque::new()),
+            hint,
         }
+    }
+
+    /// Where the token is (the command that prints it, its file).
+    pub fn hint(&self) -> &str {
+        &self.hint
     }
 
     /// The `Host` values that name this server (for rmcp's own check).
@@ -175,14 +184,23 @@ pub async fn check(State(access): State<Arc<Access>>, request: Request, next: Ne
         Need::Login => access.cookie_ok(headers) || access.bearer_ok(headers),
     };
     if !allowed {
-        let mut response = refuse(
-            StatusCode::UNAUTHORIZED,
-            if need(&path) == Need::Bearer {
-                "Send the server's token as `Authorization: Bearer <token>` (it was printed on termpilot's stderr and written to its token file)."
+        let why = if need(&path) == Need::Bearer {
+            let sent = if headers.contains_key(header::AUTHORIZATION) {
+                "That is not this server's token"
             } else {
-                "Log in first: open the URL with #token=… that termpilot printed."
-            },
-        );
+                "No token was sent"
+            };
+            format!(
+                "{sent}: send it as `Authorization: Bearer <token>`; {}.",
+                access.hint
+            )
+        } else {
+            format!(
+                "Log in first: open the URL with #token=… that termpilot printed, or paste the token ({}).",
+                access.hint
+            )
+        };
+        let mut response = refuse(StatusCode::UNAUTHORIZED, why);
         response.headers_mut().insert(
             header::WWW_AUTHENTICATE,
             HeaderValue::from_static("Bearer realm=\"termpilot\""),
@@ -192,11 +210,11 @@ pub async fn check(State(access): State<Arc<Access>>, request: Request, next: Ne
     next.run(request).await
 }
 
-fn refuse(status: StatusCode, why: &'static str) -> Response {
+fn refuse(status: StatusCode, why: impl Into<Body>) -> Response {
     (
         status,
         [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        Body::from(why),
+        why.into(),
     )
         .into_response()
 }
@@ -215,7 +233,11 @@ mod tests {
 
     #[test]
     fn loopback_names_and_origin() {
-        let a = Access::new("t".repeat(20), "127.0.0.1:8765".parse().unwrap());
+        let a = Access::new(
+            "t".repeat(20),
+            "127.0.0.1:8765".parse().unwrap(),
+            String::new(),
+        );
         assert!(a.place_ok(&headers(&[("host", "127.0.0.1:8765")]), false));
         assert!(a.place_ok(&headers(&[("host", "localhost:8765")]), false));
         assert!(!a.place_ok(&headers(&[("host", "evil.example:8765")]), false));
@@ -239,7 +261,11 @@ mod tests {
 
     #[test]
     fn cookies_are_ours() {
-        let a = Access::new("t".repeat(20), "127.0.0.1:1".parse().unwrap());
+        let a = Access::new(
+            "t".repeat(20),
+            "127.0.0.1:1".parse().unwrap(),
+            String::new(),
+        );
         let value = a.login().unwrap();
         assert!(a.cookie_ok(&headers(&[("cookie", &format!("x=1; {COOKIE}={value}"))])));
         assert!(!a.cookie_ok(&headers(&[("cookie", &format!("{COOKIE}=nope"))])));

@@ -75,7 +75,10 @@ async fn login(State(web): State<Arc<Web>>, body: String) -> Response {
     if !web.access.token_ok(&body) {
         return (
             StatusCode::UNAUTHORIZED,
-            "That is not this server's token; copy it from the URL termpilot printed.",
+            format!(
+                "That is not this server's token; copy it from the URL termpilot printed ({}).",
+                web.access.hint()
+            ),
         )
             .into_response();
     }
