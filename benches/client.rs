@@ -31,9 +31,15 @@ pub struct Client {
 
 impl Client {
     pub fn spawn(args: &[&str]) -> Client {
+        Client::spawn_with_env(args, &[])
+    }
+
+    /// [`Client::spawn`] with extra environment variables.
+    pub fn spawn_with_env(args: &[&str], envs: &[(&str, &str)]) -> Client {
         let state = tempfile::tempdir().unwrap();
         let mut child = Command::new(server_bin())
             .args(args)
+            .envs(envs.iter().copied())
             .env("TERMPILOT_STATE_DIR", state.path())
             .env("TERMPILOT_SHELL", "/bin/sh")
             .stdin(Stdio::piped())

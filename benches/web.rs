@@ -34,7 +34,10 @@ pub fn run() -> Vec<Row> {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("a free port");
-    let mut client = Client::spawn(&[&format!("--web=127.0.0.1:{port}"), "--token", TOKEN]);
+    let mut client = Client::spawn_with_env(
+        &[&format!("--web=127.0.0.1:{port}")],
+        &[("TERMPILOT_TOKEN", TOKEN)],
+    );
     client.initialize();
     let id = client.start_session(json!({"env": {"PS1": "$ "}}));
     let runtime = tokio::runtime::Builder::new_current_thread()

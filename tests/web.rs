@@ -495,3 +495,185 @@ async fn an_ended_session_stays_listed_with_its_last_screen_and_its_cast_replays
     agent.stop().await;
     server.terminate().await;
 }
+
+type PageSocket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// One page's WebSocket on session `id`, as the page opens it (our Origin, logged in; here
+/// with the bearer token).
+async fn page_socket(server: &HttpServer, id: &str) -> PageSocket {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let url = format!("ws://127.0.0.1:{}/ws/session/{id}", server.port);
+    let mut request = url.into_client_request().unwrap();
+    let headers = request.headers_mut();
+    headers.insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    headers.insert("origin", server.url.parse().unwrap());
+    let (ws, _) = tokio::time::timeout(
+        common::TEST_TIMEOUT,
+        tokio_tungstenite::connect_async(request),
+    )
+    .await
+    .expect("the socket opens in time")
+    .expect("the page's socket opens");
+    ws
+}
+
+/// The next JSON message of `kind` on a page's socket (terminal bytes skipped).
+async fn next_message(ws: &mut PageSocket, kind: &str) -> serde_json::Value {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    tokio::time::timeout(common::TEST_TIMEOUT, async {
+        while let Some(Ok(message)) = ws.next().await {
+            if let Message::Text(text) = message {
+                let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+                if value["type"] == kind {
+                    return value;
+                }
+            }
+        }
+        panic!("the socket closed before a `{kind}` message");
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no `{kind}` message in time"))
+}
+
+async fn send(ws: &mut PageSocket, value: serde_json::Value) {
+    use futures_util::SinkExt;
+    ws.send(tokio_tungstenite::tungstenite::Message::Text(
+        value.to_string().into(),
+    ))
+    .await
+    .unwrap();
+}
+
+/// Issue 30, lower grade: a second page asking for control while another holds it is told
+/// who holds it and gets nothing; asking again with `force` takes it, and the first page is
+/// told it lost it.
+#[tokio::test]
+async fn a_second_page_is_told_who_holds_control_and_takes_it_only_when_forced() {
+    let server = http::start().await;
+    let agent = server.client(Era::Initialize).await;
+    let id = start_session(&agent).await;
+    let mut first = page_socket(&server, &id).await;
+    next_message(&mut first, "hello").await;
+    send(&mut first, json!({"type": "take"})).await;
+    let control = next_message(&mut first, "control").await;
+    assert_eq!(control["you"], true, "{control}");
+
+    let mut second = page_socket(&server, &id).await;
+    let hello = next_message(&mut second, "hello").await;
+    assert_eq!(hello["controller"], "person", "{hello}");
+    send(&mut second, json!({"type": "take"})).await;
+    let refused = next_message(&mut second, "refused").await;
+    let why = refused["why"].as_str().unwrap();
+    assert!(
+        why.contains("Another page holds control")
+            && why.contains("page #")
+            && why.contains("opened at")
+            && why.contains("Take control again"),
+        "{refused}"
+    );
+    assert_eq!(refused["canForce"], true);
+    // The first page still holds it: its keys reach the shell, the second's do not.
+    send(
+        &mut second,
+        json!({"type": "input", "data": "echo second-$((1+1))\r"}),
+    )
+    .await;
+    next_message(&mut second, "refused").await;
+    send(
+        &mut first,
+        json!({"type": "input", "data": "echo first-$((2+2))\r"}),
+    )
+    .await;
+    agent
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^first-4", "on": "screen", "timeout": 20000}),
+        )
+        .await;
+    assert!(!agent.screen_text(&id).await.contains("second-2"));
+
+    send(&mut second, json!({"type": "take", "force": true})).await;
+    let control = next_message(&mut second, "control").await;
+    assert_eq!(control["you"], true, "{control}");
+    let lost = next_message(&mut first, "control").await;
+    assert_eq!(lost["you"], false, "the first page is told: {lost}");
+    agent.stop().await;
+    server.terminate().await;
+}
+
+/// Issue 37 item 3: a page port that is taken (a second client window, an `--http` server)
+/// never costs the stdio MCP server: the page moves to a free port and says which.
+#[tokio::test]
+async fn a_taken_page_port_never_costs_the_stdio_server() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let (server, mut stderr) = http::stdio_with_stderr(&["--web", &addr], &[], |_| {}).await;
+    let tools = server.client.list_all_tools().await.expect("tools/list");
+    assert!(tools.iter().any(|t| t.name == "terminal_start"));
+    let moved = http::line_with(&mut stderr, "is taken").await;
+    let listening = http::line_with(&mut stderr, "listening on").await;
+    let new_port = http::port_of(&listening);
+    assert_ne!(new_port, port);
+    assert!(
+        moved.contains(&addr) && moved.contains(&format!("port {new_port}")),
+        "{moved}"
+    );
+    // The page there works, with the token `termpilot token --port N` prints.
+    let out = std::process::Command::new(http::bin())
+        .args(["token", "--port", &new_port.to_string()])
+        .output()
+        .unwrap();
+    let token = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(out.status.success() && token.len() == 64, "{out:?}");
+    let page = reqwest::Client::new()
+        .get(format!("http://127.0.0.1:{new_port}/api/sessions"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+    server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "echo still-serving", "shell": true}),
+        )
+        .await;
+    server.stop().await;
+    drop(taken);
+}
+
+/// Issue 37 item 9: a plain stop says "stopped", not "killed by Killed", in terminal_stop
+/// and in the page's list of ended sessions.
+#[tokio::test]
+async fn a_plain_stop_is_called_stopped_not_killed() {
+    let server = http::start().await;
+    let agent = server.client(Era::Initialize).await;
+    let id = start_session(&agent).await;
+    let stopped = agent.ok("terminal_stop", json!({"sessionId": id})).await;
+    let message = stopped["message"].as_str().unwrap();
+    assert_eq!(
+        message,
+        format!("Session {id} stopped; its processes are gone."),
+        "{stopped}"
+    );
+    let (_, listing) = get(
+        &server,
+        "/api/sessions",
+        &[("authorization", &format!("Bearer {TOKEN}"))],
+    )
+    .await;
+    let listing: serde_json::Value = serde_json::from_str(&listing).unwrap();
+    let first = listing["ended"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{listing}"))
+        .clone();
+    assert_eq!(first["exited"], "stopped", "{first}");
+    agent.stop().await;
+    server.terminate().await;
+}

@@ -8,11 +8,13 @@
 //!
 //! Page → server, as JSON text: `{"type":"take"}`, `{"type":"release"}`,
 //! `{"type":"input","data":"…"}`. Keys count only while this page holds control; closing
-//! the page releases it.
+//! the page releases it. A `take` while another page holds control is refused with who holds
+//! it (`refused`, `canForce: true`); `{"type":"take","force":true}` takes it anyway.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
@@ -31,6 +33,27 @@ const MAX_FRAME: usize = 256 * 1024;
 
 /// Each page's own id (a control holder).
 static NEXT_VIEWER: AtomicU64 = AtomicU64::new(1);
+/// The open pages, by id: how a holder is named to another page.
+static PAGES: Mutex<BTreeMap<u64, String>> = Mutex::new(BTreeMap::new());
+
+fn pages() -> std::sync::MutexGuard<'static, BTreeMap<u64, String>> {
+    PAGES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `page #3 (opened at 14:02:11 UTC)`.
+fn describe_page(id: u64) -> String {
+    let secs = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+        % 86_400;
+    format!(
+        "page #{id} (opened at {:02}:{:02}:{:02} UTC)",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
 
 pub async fn socket(
     State(web): State<Arc<Web>>,
@@ -46,8 +69,10 @@ pub async fn socket(
     };
     upgrade.on_upgrade(move |ws| async move {
         let me = NEXT_VIEWER.fetch_add(1, Ordering::Relaxed);
+        pages().insert(me, describe_page(me));
         watch(ws, &session, &web, me).await;
         session.release_control(me);
+        pages().remove(&me);
     })
 }
 
@@ -175,7 +200,24 @@ async fn watch(mut ws: WebSocket, session: &Arc<Session>, web: &Web, me: u64) {
 fn handle(session: &Session, me: u64, body: &str) -> Option<serde_json::Value> {
     let message: serde_json::Value = serde_json::from_str(body).ok()?;
     match message["type"].as_str()? {
-        "take" => session.take_control(me),
+        "take" if message["force"] == true => session.take_control(me),
+        "take" => {
+            if let Err((holder, idle)) = session.try_take_control(me) {
+                let who = pages()
+                    .get(&holder)
+                    .cloned()
+                    .unwrap_or_else(|| format!("page #{holder}"));
+                return Some(serde_json::json!({
+                    "type": "refused",
+                    "holder": who,
+                    "canForce": true,
+                    "why": format!(
+                        "Another page holds control: {who}, its last key {} s ago; press Take control again to take it from them.",
+                        idle.as_secs()
+                    ),
+                }));
+            }
+        }
         "release" => session.release_control(me),
         "input" => {
             let data = message["data"].as_str()?;

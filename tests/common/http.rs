@@ -140,3 +140,62 @@ impl HttpServer {
 pub fn bin() -> &'static str {
     BIN
 }
+
+/// A stdio server (MCP over stdin/stdout, as a client starts it) whose stderr the test reads:
+/// for `--web`, whose page is announced there. `configure` may change the command (e.g. a
+/// resource limit) before it starts.
+pub async fn stdio_with_stderr(
+    args: &[&str],
+    envs: &[(&str, &str)],
+    configure: impl FnOnce(&mut tokio::process::Command),
+) -> (Server, mpsc::UnboundedReceiver<String>) {
+    let state = tempfile::tempdir().expect("temp dir");
+    let mut cmd = super::command(state.path(), args);
+    cmd.env_remove("TERMPILOT_TOKEN");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    configure(&mut cmd);
+    let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn termpilot");
+    let pid = transport.id().expect("server pid");
+    let (tx, rx) = mpsc::unbounded_channel();
+    if let Some(stderr) = stderr {
+        let mut lines = BufReader::new(stderr).lines();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                eprintln!("server: {line}");
+                let _ = tx.send(line);
+            }
+        });
+    }
+    let client = tokio::time::timeout(TEST_TIMEOUT, ().serve(transport))
+        .await
+        .expect("initialize in time")
+        .expect("initialize over stdio");
+    (Server { client, state, pid }, rx)
+}
+
+/// The next stderr line holding `needle` (bounded by [`TEST_TIMEOUT`]).
+pub async fn line_with(stderr: &mut mpsc::UnboundedReceiver<String>, needle: &str) -> String {
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        while let Some(line) = stderr.recv().await {
+            if line.contains(needle) {
+                return line;
+            }
+        }
+        panic!("the server's stderr ended before a line with `{needle}`");
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no stderr line with `{needle}` in time"))
+}
+
+/// The port of a `termpilot: listening on http://127.0.0.1:PORT` line.
+pub fn port_of(line: &str) -> u16 {
+    line.rsplit(':')
+        .next()
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no port in `{line}`"))
+}

@@ -151,3 +151,61 @@ impl Drop for JobGuard {
         }
     }
 }
+
+/// The second local user of the tests of what other users can see and do
+/// (`termpilot-other`, created with `useradd` on first use): its uid and gid. `None` (the test
+/// skips, failing under CI) when not root or without `useradd`.
+#[cfg(unix)]
+pub fn other_user() -> Option<(u32, u32)> {
+    const NAME: &str = "termpilot-other";
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        skip("a second local user needs root to create");
+        return None;
+    }
+    let lookup = || -> Option<(u32, u32)> {
+        let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+        passwd.lines().find_map(|line| {
+            let fields: Vec<&str> = line.split(':').collect();
+            (fields.len() > 3 && fields[0] == NAME)
+                .then(|| Some((fields[2].parse().ok()?, fields[3].parse().ok()?)))
+                .flatten()
+        })
+    };
+    // Test processes run in parallel: another may be creating the user (and holding the
+    // passwd lock) right now, so look again after a failed useradd, a bounded number of times.
+    for _ in 0..50 {
+        if let Some(ids) = lookup() {
+            return Some(ids);
+        }
+        if !has("useradd") {
+            return None;
+        }
+        let made = std::process::Command::new("useradd")
+            .args(["--system", "--no-create-home", "--user-group"])
+            .args(["--shell", "/usr/sbin/nologin", NAME])
+            .output()
+            .expect("run useradd");
+        if !made.status.success() && lookup().is_none() {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    lookup().or_else(|| panic!("could not create the user {NAME} with useradd"))
+}
+
+/// Runs `program args` as the user `(uid, gid)`; its exit status and output (stdout then
+/// stderr).
+#[cfg(unix)]
+pub fn run_as(user: (u32, u32), program: &str, args: &[&str]) -> (bool, String) {
+    use std::os::unix::process::CommandExt;
+    let out = std::process::Command::new(program)
+        .args(args)
+        .uid(user.0)
+        .gid(user.1)
+        .current_dir("/")
+        .output()
+        .expect("run a program as the other user");
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}

@@ -97,6 +97,16 @@ impl Ended {
 
     /// Remembers `session` as it is now (call it once its processes are gone or going).
     pub fn record(&self, session: &Session, why: &str) {
+        self.remember(session, why, None);
+    }
+
+    /// [`Ended::record`], saying how it ended in `exited` (a stop that killed a live shell
+    /// is `stopped`, not the signal it took).
+    pub fn record_as(&self, session: &Session, why: &str, exited: &str) {
+        self.remember(session, why, Some(exited));
+    }
+
+    fn remember(&self, session: &Session, why: &str, exited: Option<&str>) {
         let look = session.last_look();
         let (text, bytes, cwd, exit) = (look.text, look.redraw, look.cwd, look.exit);
         let (cols, rows) = (look.size.cols, look.size.rows);
@@ -114,7 +124,10 @@ impl Ended {
                 cols,
                 rows,
                 theme: session.shape.theme.clone(),
-                exited: exit.as_ref().map(how).unwrap_or_else(|| "stopped".into()),
+                exited: match exited {
+                    Some(exited) => exited.to_string(),
+                    None => exit.as_ref().map(how).unwrap_or_else(|| "stopped".into()),
+                },
                 exit_code: exit.and_then(|e| e.code),
                 why: why.to_string(),
                 ended_ms,

@@ -27,7 +27,7 @@ use crate::error::{Error, Fault, Result};
 use crate::session::call::SessionCall;
 use crate::session::emulator::Size;
 use crate::session::shell;
-use crate::session::terminal::{Session, Shape, describe_exit};
+use crate::session::terminal::{Exit, Session, Shape, describe_exit};
 use tokio_util::sync::CancellationToken;
 
 /// Most reserved ids remembered.
@@ -86,8 +86,9 @@ pub struct StartRequest {
 
 /// What `stop` ended.
 pub enum Stopped {
-    /// A live session, now killed (its output can still be read for a snapshot).
-    Live(Arc<Session>),
+    /// A live session, now killed (its output can still be read for a snapshot), and how
+    /// its shell had already ended before the stop, if it had (else the stop ended it).
+    Live(Arc<Session>, Option<Exit>),
     /// A reserved id of a session that had already ended (and why); the id is released.
     AlreadyEnded(String),
 }
@@ -489,10 +490,14 @@ impl SessionManager {
                 }
             }
         };
+        let before = session.exit();
         kill_off_workers(session.clone()).await;
-        self.ended.record(&session, "it was stopped");
+        match &before {
+            Some(_) => self.ended.record(&session, "it was stopped"),
+            None => self.ended.record_as(&session, "it was stopped", "stopped"),
+        }
         self.changed();
-        Ok(Stopped::Live(session))
+        Ok(Stopped::Live(session, before))
     }
 
     /// Kills the session of `call` and starts the same shape again under the same id

@@ -257,8 +257,8 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
     if let Some(path) = &p.transcript_path {
         transcript::check_path(path, p.overwrite)?;
     }
-    let session = match ctx.core.sessions.stop(&p.session_id).await? {
-        Stopped::Live(session) => session,
+    let (session, before) = match ctx.core.sessions.stop(&p.session_id).await? {
+        Stopped::Live(session, before) => (session, before),
         Stopped::AlreadyEnded(why) => {
             return Ok(StopResult {
                 success: true,
@@ -279,10 +279,10 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
             text: lines.join("\n"),
         }
     });
-    let how = session
-        .exit()
-        .map(|e| describe_exit(&e))
-        .unwrap_or_else(|| "ended".into());
+    // A stop ends a live shell with SIGKILL: that is a stop, not a crash worth naming.
+    let how = before
+        .map(|exit| format!(" (its shell had already ended: {})", describe_exit(&exit)))
+        .unwrap_or_default();
     let transcript = match &p.transcript_path {
         Some(path) => {
             let body = transcript::render(&session, path);
@@ -317,7 +317,7 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
     Ok(StopResult {
         success: true,
         message: format!(
-            "Session {} stopped ({how}); its processes are gone.",
+            "Session {} stopped{how}; its processes are gone.",
             session.id()
         ),
         snapshot,
@@ -345,7 +345,7 @@ fn transcript_failed(
         Err(e2) => format!("it could not be kept elsewhere either ({e2})"),
     };
     format!(
-        "Session {id} was stopped ({how}; its processes are gone), but its transcript could not be written to {} ({e}); {instead}.",
+        "Session {id} was stopped{how} and its processes are gone, but its transcript could not be written to {} ({e}); {instead}.",
         path.display()
     )
 }

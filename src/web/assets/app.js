@@ -256,6 +256,7 @@ class View {
       this.term.reset();
     } else if (m.type === "refused") {
       $("notice").textContent = m.why;
+      this.force = !!m.canForce;
     } else if (m.type === "ended") {
       this.ended = true;
       $("notice").textContent = "The session has ended.";
@@ -274,7 +275,8 @@ class View {
   }
 }
 
-$("take").onclick = () => { if (state.view) { state.view.send({ type: "take" }); state.view.term?.focus(); } };
+// A second press after "another page holds control" takes it from that page.
+$("take").onclick = () => { if (state.view) { state.view.send({ type: "take", force: !!state.view.force }); state.view.force = false; state.view.term?.focus(); } };
 $("release").onclick = () => { if (state.view) state.view.send({ type: "release" }); };
 $("replay").onclick = () => { if (state.view && state.view.replay) state.view.replay(); };
 

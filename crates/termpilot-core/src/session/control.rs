@@ -70,6 +70,24 @@ impl Session {
         });
     }
 
+    /// Gives the keyboard to person `who` unless another person holds it; else who does, and
+    /// how long ago their last key (or their taking it) was. Atomic: two people asking at
+    /// once cannot both get it.
+    pub fn try_take_control(&self, who: u64) -> std::result::Result<(), (u64, Duration)> {
+        let mut holder = self.control.lock();
+        if let Some(h) = holder.as_ref()
+            && h.who != who
+            && h.last_key.elapsed() < CONTROL_LEASE
+        {
+            return Err((h.who, h.last_key.elapsed()));
+        }
+        *holder = Some(Hold {
+            who,
+            last_key: Instant::now(),
+        });
+        Ok(())
+    }
+
     /// Gives the keyboard back to the agent, if `who` holds it.
     pub fn release_control(&self, who: u64) {
         let mut holder = self.control.lock();

@@ -799,9 +799,39 @@ impl Drop for Session {
 pub fn describe_exit(exit: &Exit) -> String {
     match (&exit.code, &exit.signal) {
         (Some(code), _) => format!("exit status {code}"),
-        (None, Some(signal)) => format!("killed by {signal}"),
+        (None, Some(signal)) => format!("killed by {}", signal_name(signal)),
         (None, None) => "exit status unknown".into(),
     }
+}
+
+/// A signal's name (`SIGKILL`) from its description as portable-pty gives it (strsignal's
+/// `Killed`); an unknown description is kept, as `signal "…"`.
+fn signal_name(described: &str) -> String {
+    const NAMES: &[(&str, &str)] = &[
+        ("Hangup", "SIGHUP"),
+        ("Interrupt", "SIGINT"),
+        ("Quit", "SIGQUIT"),
+        ("Illegal instruction", "SIGILL"),
+        ("Trace/breakpoint trap", "SIGTRAP"),
+        ("Aborted", "SIGABRT"),
+        ("Bus error", "SIGBUS"),
+        ("Floating point exception", "SIGFPE"),
+        ("Killed", "SIGKILL"),
+        ("User defined signal 1", "SIGUSR1"),
+        ("Segmentation fault", "SIGSEGV"),
+        ("User defined signal 2", "SIGUSR2"),
+        ("Broken pipe", "SIGPIPE"),
+        ("Alarm clock", "SIGALRM"),
+        ("Terminated", "SIGTERM"),
+    ];
+    if described.starts_with("SIG") {
+        return described.to_string();
+    }
+    NAMES
+        .iter()
+        .find(|(d, _)| d.eq_ignore_ascii_case(described))
+        .map(|(_, name)| name.to_string())
+        .unwrap_or_else(|| format!("signal \"{described}\""))
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
