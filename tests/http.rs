@@ -651,13 +651,13 @@ async fn no_child_inherits_the_token() {
 }
 
 /// Sets the open-file limit of the child to `n` (soft and hard, so raising cannot help).
-fn nofile(cmd: &mut tokio::process::Command, n: u64) {
+fn nofile(cmd: &mut tokio::process::Command, n: libc::rlim_t) {
     // SAFETY: setrlimit is async-signal-safe; the closure allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
             let limit = libc::rlimit {
-                rlim_cur: n as libc::rlim_t,
-                rlim_max: n as libc::rlim_t,
+                rlim_cur: n,
+                rlim_max: n,
             };
             if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
                 return Err(std::io::Error::last_os_error());

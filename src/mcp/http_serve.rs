@@ -64,6 +64,7 @@ fn nofile_limit() -> Option<u64> {
         rlim_max: 0,
     };
     // SAFETY: getrlimit writes into the struct it is given.
+    #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every platform
     (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0)
         .then_some(limit.rlim_cur as u64)
 }
