@@ -612,16 +612,14 @@ async fn no_child_inherits_the_token() {
         )
         .await;
     seen("a session", &exec.to_string());
-    let python = server
-        .call(
-            "run_python",
-            json!({"code": "import os\nfor k, v in os.environ.items(): print(f'{k}={v}')"}),
-        )
-        .await;
-    if python.is_error != Some(true) || !common::text(&python).contains("No Python") {
-        seen("run_python", &common::text(&python));
-    } else {
-        common::procs::skip("no Python interpreter");
+    if common::procs::has("python3") {
+        let python = server
+            .ok(
+                "run_python",
+                json!({"code": "import os\nfor k, v in os.environ.items(): print(f'{k}={v}')"}),
+            )
+            .await;
+        seen("run_python", &python.to_string());
     }
     let out = server.state.path().join("job-env.txt");
     let job = server
@@ -728,6 +726,9 @@ async fn idle_and_slow_connections_cannot_exhaust_the_server() {
     .unwrap();
     let idle = tokio::net::TcpStream::connect(&addr).await.unwrap();
     let (slow, idle) = tokio::join!(closed_after(slow, true, t), closed_after(idle, false, t));
+    eprintln!(
+        "header timeout {timeout:?}: a slowloris closed after {slow:?}, an idle socket after {idle:?}"
+    );
     assert!(slow < timeout + slack, "the slowloris was held {slow:?}");
     assert!(idle < timeout + slack, "the idle socket was held {idle:?}");
     // Keep-alive: after one answered request, an idle connection is closed too.
@@ -740,6 +741,7 @@ async fn idle_and_slow_connections_cannot_exhaust_the_server() {
     .unwrap();
     let t = std::time::Instant::now();
     let held = closed_after(kept, false, t).await;
+    eprintln!("an idle keep-alive socket closed after {held:?}");
     assert!(
         held < timeout + slack,
         "a kept-alive socket was held {held:?}"
@@ -777,6 +779,7 @@ async fn idle_and_slow_connections_cannot_exhaust_the_server() {
         .await;
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "written");
     drop(flood);
+    let flooded = std::time::Instant::now();
     // The flood gone, the page answers (the accepted sockets close with the timeout).
     let page = tokio::time::timeout(
         common::TEST_TIMEOUT,
@@ -789,6 +792,10 @@ async fn idle_and_slow_connections_cannot_exhaust_the_server() {
     .expect("the page answers in time")
     .unwrap();
     assert_eq!(page.status().as_u16(), 200);
+    eprintln!(
+        "the page answered {:?} after the flood of 400 idle sockets went away",
+        flooded.elapsed()
+    );
     server.stop().await;
 
     // The soft limit is raised to the hard one at start.
