@@ -407,6 +407,18 @@ async fn termpilot_token_prints_the_running_servers_token_with_or_without_xdg_ru
                 && body.contains(expected_dir.to_str().unwrap()),
             "{body}"
         );
+        let login = reqwest::Client::new()
+            .post(format!("{}/login", server.url))
+            .body("not-the-token-at-all")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(login.status().as_u16(), 401);
+        let said = login.text().await.unwrap();
+        assert!(
+            said.contains(&format!("termpilot token --port {port}")),
+            "{said}"
+        );
         server.terminate().await;
         let (ok, _, said) = command(&["--port", &port]);
         assert!(!ok, "no server, no token");
