@@ -677,3 +677,72 @@ async fn a_plain_stop_is_called_stopped_not_killed() {
     agent.stop().await;
     server.terminate().await;
 }
+
+/// Issue 30 item 7: a WebSocket keeps its connection's slot after the upgrade, so page
+/// sockets count against the connection cap too (a quarter of the open-file limit: 16 at
+/// 64); the tools over stdio go on meanwhile.
+#[tokio::test]
+async fn page_sockets_count_against_the_connection_cap() {
+    let (server, mut stderr) = http::stdio_with_stderr(
+        &["--web", "127.0.0.1:0"],
+        &[("TERMPILOT_TOKEN", TOKEN)],
+        |cmd| {
+            // SAFETY: setrlimit is async-signal-safe; nothing is allocated.
+            unsafe {
+                cmd.pre_exec(|| {
+                    let limit = libc::rlimit {
+                        rlim_cur: 64,
+                        rlim_max: 64,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        },
+    )
+    .await;
+    let port = http::port_of(&http::line_with(&mut stderr, "listening on").await);
+    let (tx, mut opened) = tokio::sync::mpsc::unbounded_channel();
+    let mut sockets = Vec::new();
+    for _ in 0..24 {
+        let tx = tx.clone();
+        sockets.push(tokio::spawn(async move {
+            use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+            let mut request = format!("ws://127.0.0.1:{port}/ws/sessions")
+                .into_client_request()
+                .unwrap();
+            let headers = request.headers_mut();
+            headers.insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+            headers.insert(
+                "origin",
+                format!("http://127.0.0.1:{port}").parse().unwrap(),
+            );
+            if let Ok((ws, _)) = tokio_tungstenite::connect_async(request).await {
+                let _ = tx.send(());
+                // Held open until the test ends.
+                std::future::pending::<()>().await;
+                drop(ws);
+            }
+        }));
+    }
+    drop(tx);
+    let mut count = 0;
+    // Sockets past the cap never open: count what opens until none has for 3 s.
+    while let Ok(Some(())) = tokio::time::timeout(Duration::from_secs(3), opened.recv()).await {
+        count += 1;
+    }
+    assert_eq!(count, 16, "page sockets open at once with 16 slots");
+    let ran = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "echo still-serving", "shell": true}),
+        )
+        .await;
+    assert!(ran.to_string().contains("still-serving"), "{ran}");
+    for socket in &sockets {
+        socket.abort();
+    }
+    server.stop().await;
+}

@@ -6,18 +6,24 @@
 //! times the head from the moment it waits for one). A response being streamed (SSE) or an
 //! upgraded WebSocket is not idle and is not timed.
 //!
+//! A connection's slot travels with its socket ([`Slotted`]), so a WebSocket keeps its slot
+//! after the upgrade until it closes.
+//!
 //! The connection cap is at most a quarter of the descriptor limit, so three quarters stay
 //! in reserve for the tools (sessions, one-shot runs, jobs), whatever HTTP clients do; the
 //! soft limit is raised to the hard one at start ([`raise_nofile_limit`]).
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 /// Most connections at once, before the descriptor limit lowers it.
@@ -123,10 +129,13 @@ pub async fn serve(listener: TcpListener, app: Router, limits: Limits, stop: Can
             _ = stop.cancelled() => break,
         };
         let _ = stream.set_nodelay(true);
+        let stream = Slotted {
+            stream,
+            _slot: slot,
+        };
         let service = TowerToHyperService::new(app.clone());
         let stop = stop.clone();
         tokio::spawn(async move {
-            let _slot = slot;
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
                 .timer(TokioTimer::new())
@@ -151,4 +160,51 @@ pub async fn serve(listener: TcpListener, app: Router, limits: Limits, stop: Can
     drop(listener);
     // Every connection holds a slot until it ends: all of them back means all have ended.
     let _ = slots.acquire_many(limits.connections as u32).await;
+}
+
+/// A connection's socket with its slot: the slot is given back when the socket is dropped,
+/// whoever holds it then (hyper, or a WebSocket after the upgrade).
+struct Slotted {
+    stream: TcpStream,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl AsyncRead for Slotted {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Slotted {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
 }
