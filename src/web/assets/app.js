@@ -68,7 +68,8 @@ function fit(term) {
 
 const refit = () => fit(state.view && state.view.term);
 new ResizeObserver(refit).observe($("screen"));
-document.fonts.ready.then(refit);
+// The terminal's face arrives after the terminal is made: measure again once it has.
+document.fonts.addEventListener("loadingdone", refit);
 
 function setConnection(s, text) {
   const el = $("conn");
