@@ -318,11 +318,9 @@ fn logged_argv(dir: &tempfile::TempDir, name: &str) -> Vec<String> {
 #[tokio::test]
 async fn pods_and_containers_get_the_exec_command_lines_they_expect() {
     let bin = stand_ins();
-    let path = format!(
-        "{}:{}",
-        bin.path().display(),
-        std::env::var("PATH").unwrap()
-    );
+    // The stand-ins run their commands here: on the system's PATH, never one with an
+    // installed termpilot (which would make the targets termpilot ones).
+    let path = format!("{}:{}", bin.path().display(), sshd::PATH);
     let log = bin.path().to_str().unwrap().to_string();
     let server = common::start_with(
         common::Era::Initialize,
