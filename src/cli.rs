@@ -134,7 +134,7 @@ pub struct ServeArgs {
           default_value_t = config::DEFAULT_MAX_SESSIONS as u64,
           value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub max_sessions: u64,
-    /// End sessions idle this long: seconds, or a number with s, m or h (e.g. 30m, 6h).
+    /// End sessions idle this long: seconds, or a number with s, m or h (e.g. 30m); default 6h.
     #[arg(long, env = "TERMPILOT_IDLE_TIMEOUT", value_parser = parse_duration)]
     pub idle_timeout: Option<Duration>,
     /// Tools registered directly with full schemas, comma-separated (`all` = every tool,

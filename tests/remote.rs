@@ -318,11 +318,9 @@ fn logged_argv(dir: &tempfile::TempDir, name: &str) -> Vec<String> {
 #[tokio::test]
 async fn pods_and_containers_get_the_exec_command_lines_they_expect() {
     let bin = stand_ins();
-    let path = format!(
-        "{}:{}",
-        bin.path().display(),
-        std::env::var("PATH").unwrap()
-    );
+    // The stand-ins run their commands here: on the system's PATH, never one with an
+    // installed termpilot (which would make the targets termpilot ones).
+    let path = format!("{}:{}", bin.path().display(), sshd::PATH);
     let log = bin.path().to_str().unwrap().to_string();
     let server = common::start_with(
         common::Era::Initialize,
@@ -673,11 +671,8 @@ struct RemoteTermpilot {
 impl RemoteTermpilot {
     fn start() -> Option<RemoteTermpilot> {
         let remote_state = tempfile::tempdir().expect("temp dir");
-        let line = format!(
-            "SetEnv TERMPILOT_STATE_DIR={}",
-            remote_state.path().display()
-        );
-        let sshd = Sshd::start_with(&[&line])?;
+        let state = remote_state.path().to_str().expect("utf-8 temp path");
+        let sshd = Sshd::start_with(&[("TERMPILOT_STATE_DIR", state)])?;
         Some(RemoteTermpilot { sshd, remote_state })
     }
 
@@ -915,6 +910,30 @@ async fn a_termpilot_only_tool_on_a_plain_target_says_what_it_needs() {
         .ok("terminal_run", json!({"cmd": "true", "host": "alpha"}))
         .await;
     assert_eq!(r["via"], "terminal", "{r}");
+    server.stop().await;
+}
+
+/// Issue 37: after `cargo install`, root's `~/.bashrc` put `~/.cargo/bin` on the loopback
+/// target's PATH and the plain-way tests took the remote-termpilot way. The target's HOME and
+/// PATH are pinned, so what is installed on the machine changes nothing.
+#[tokio::test]
+async fn the_test_target_sees_a_pinned_home_and_path_whatever_is_installed() {
+    let Some(sshd) = Sshd::start() else { return };
+    let server = server_for(&sshd).await;
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "printf '%s|%s|' \"$HOME\" \"$PATH\"; command -v termpilot || echo none",
+                   "shell": true, "host": "alpha"}),
+        )
+        .await;
+    assert_eq!(r["via"], "terminal", "{r}");
+    let home = sshd.dir.path().join("home");
+    assert_eq!(
+        r["stdout"]["raw"],
+        format!("{}|{}|none\n", home.display(), sshd::PATH),
+        "{r}"
+    );
     server.stop().await;
 }
 

@@ -1,6 +1,7 @@
 //! The page's files, compiled into the binary: HTML, script and styles written here,
 //! xterm.js 6.0.0 as published in its npm package (`vendor/xterm/`, MIT, its LICENSE kept
-//! beside it) and the JetBrains Mono faces the screenshots use.
+//! beside it) and the JetBrains Mono faces the screenshots use; `favicon.ico` (a `>_` prompt,
+//! 16 and 32 px) is served to anyone, as the login page is.
 
 use axum::extract::Path;
 use axum::http::{StatusCode, header};
@@ -60,4 +61,16 @@ pub async fn serve(Path(name): Path<String>) -> Response {
             .into_response(),
         None => (StatusCode::NOT_FOUND, "No such file.").into_response(),
     }
+}
+
+/// `/favicon.ico`: browsers ask for it on every page, the login page included.
+pub async fn favicon() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "image/x-icon"),
+            (header::CACHE_CONTROL, "public, max-age=86400"),
+        ],
+        &include_bytes!("assets/favicon.ico")[..],
+    )
+        .into_response()
 }

@@ -1,8 +1,8 @@
 //! Who may talk to the HTTP listener: every request's `Host` (and `Origin`, when sent) must
 //! name this server (the DNS-rebinding defence), `/mcp` needs `Authorization: Bearer
 //! <token>`, and the page's assets, API and WebSockets need the login cookie (or the bearer
-//! token). Only the login page itself (`/`, `/login`) is served without them, and it holds
-//! no data.
+//! token). Only the login page itself (`/`, `/login`) and its icon (`/favicon.ico`) are
+//! served without them, and they hold no data.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -161,7 +161,7 @@ enum Need {
 
 fn need(path: &str) -> Need {
     match path {
-        "/" | "/login" => Need::Nothing,
+        "/" | "/login" | "/favicon.ico" => Need::Nothing,
         "/mcp" => Need::Bearer,
         _ => Need::Login,
     }

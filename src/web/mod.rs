@@ -43,6 +43,7 @@ pub fn router(web: Arc<Web>) -> Router {
     Router::new()
         .route("/", get(index))
         .route("/login", post(login))
+        .route("/favicon.ico", get(assets::favicon))
         .route("/assets/{name}", get(assets::serve))
         .route("/api/sessions", get(list::json))
         .route("/api/ended/{seq}/screen", get(ended::screen))

@@ -263,6 +263,25 @@ impl Browser {
         }
     }
 
+    /// Makes the page's viewport `width`×`height` CSS pixels (`mobile`: a phone's, where the
+    /// page's `<meta name="viewport">` applies).
+    pub async fn set_viewport(&mut self, width: u32, height: u32, mobile: bool) {
+        self.page(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile}),
+        )
+        .await;
+    }
+
+    /// Makes the page see `prefers-color-scheme: scheme` (`light` or `dark`).
+    pub async fn set_color_scheme(&mut self, scheme: &str) {
+        self.page(
+            "Emulation.setEmulatedMedia",
+            json!({"features": [{"name": "prefers-color-scheme", "value": scheme}]}),
+        )
+        .await;
+    }
+
     /// A PNG of the page as it looks now.
     pub async fn screenshot(&mut self) -> Vec<u8> {
         use base64::Engine as _;

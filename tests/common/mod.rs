@@ -50,6 +50,8 @@ pub fn command(state: &std::path::Path, args: &[&str]) -> Command {
         .env_remove("TERMPILOT_CORE_TOOLS")
         .env_remove("TERMPILOT_DISABLED_TOOLS")
         .env_remove("TERMPILOT_COMPAT")
+        .env_remove("TERMPILOT_REMOTE_BIN")
+        .env_remove("TERMPILOT_SSH_CONFIG")
         .env_remove("SMART_TERMINAL_DISABLED_TOOLS")
         .env_remove("SMART_TERMINAL_SHELL")
         .kill_on_drop(true);

@@ -6,6 +6,12 @@
 //! - `alpha`, `beta` — two names for the same sshd, key known, the right user key (a fleet);
 //! - `stranger` — the host key is not known; `impostor` — another key is recorded for it;
 //! - `wrongkey` — a user key the server does not accept; `nowhere` — a port nobody listens on.
+//!
+//! What runs on the target is pinned too, so no test depends on what is installed on the
+//! machine: every ssh session gets an empty `HOME` (no `~/.bashrc` or `~/.profile` of the
+//! user, which may put `~/.cargo/bin` on PATH) and [`PATH`], the system's own folders only.
+//! A `termpilot` installed by `cargo install` is then never found there, and the plain way is
+//! what the target offers; the remote-termpilot tests name the built binary (`--remote-bin`).
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
@@ -13,6 +19,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// The PATH of every ssh session on the test target: the system's folders, none a user
+/// installs into (`/usr/local/bin`, `~/.cargo/bin`).
+pub const PATH: &str = "/usr/bin:/bin:/usr/sbin:/sbin";
 
 /// A running sshd and the files around it; killed and reaped on drop.
 pub struct Sshd {
@@ -83,8 +93,10 @@ impl Sshd {
         Self::start_with(&[])
     }
 
-    /// Like [`Sshd::start`], with extra `sshd_config` lines (e.g. `SetEnv PATH=…`).
-    pub fn start_with(extra: &[&str]) -> Option<Sshd> {
+    /// Like [`Sshd::start`], with extra variables for every ssh session (after `HOME` and
+    /// `PATH`, which they may override). sshd takes only its first `SetEnv` line, so all
+    /// of them go on one.
+    pub fn start_with(env: &[(&str, &str)]) -> Option<Sshd> {
         let (Some(sshd), Some(_), Some(_)) = (find("sshd"), find("ssh"), find("ssh-keygen")) else {
             super::procs::skip("sshd, ssh or ssh-keygen is not installed");
             return None;
@@ -96,6 +108,8 @@ impl Sshd {
         }
         let dir = tempfile::tempdir().expect("temp dir");
         let d = dir.path();
+        let home = d.join("home");
+        std::fs::create_dir(&home).expect("create the target's HOME");
         for key in ["host_key", "other_host_key", "user_key", "wrong_key"] {
             keygen(&d.join(key));
         }
@@ -109,10 +123,18 @@ impl Sshd {
             hk = d.join("host_key").display(),
             ak = d.join("authorized_keys").display(),
         );
-        for line in extra {
-            config.push_str(line);
-            config.push('\n');
+        let home = home.to_str().expect("utf-8 temp path");
+        let mut setenv = vec![("HOME", home), ("PATH", PATH)];
+        setenv.extend_from_slice(env);
+        config.push_str("SetEnv");
+        for (k, v) in setenv {
+            assert!(
+                !v.contains([' ', '"']),
+                "a SetEnv value without spaces: {v}"
+            );
+            config.push_str(&format!(" {k}={v}"));
         }
+        config.push('\n');
         std::fs::write(d.join("sshd_config"), config).expect("write sshd_config");
 
         let entry = |key: &str| {

@@ -26,6 +26,51 @@ const wsUrl = (path) => `${location.protocol === "https:" ? "wss" : "ws"}://${lo
 
 const state = { sessions: new Map(), ended: [], open: null, listSocket: null, view: null };
 
+// ---- layout: the list beside the terminal, or over it on a narrow screen -------------------
+
+const narrow = matchMedia("(max-width: 720px)");
+
+function setListShown(shown) {
+  document.body.classList.toggle("list-hidden", !shown);
+  $("menu").setAttribute("aria-expanded", String(shown));
+}
+$("menu").onclick = () => setListShown(document.body.classList.contains("list-hidden"));
+// On a phone the list starts open (nothing is chosen yet) and closes once a session is.
+narrow.addEventListener("change", () => setListShown(!narrow.matches || !state.view));
+
+// The terminal keeps the session's columns and rows (the agent's size); its font is scaled
+// so the whole grid fits the pane, as terminal web clients do: never above FONT_MAX, and
+// at FONT_MIN whatever still does not fit scrolls.
+const FONT_MAX = 14;
+const FONT_MIN = 4;
+
+function fit(term) {
+  if (!term || !term.element) return;
+  const pane = $("screen");
+  const style = getComputedStyle(pane);
+  const width = pane.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const height = pane.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+  if (width <= 0 || height <= 0) return;
+  const box = () => $("term").getBoundingClientRect();
+  // The grid's size is near proportional to the font's: one guess, then half-pixel steps
+  // down while the (rounded) cells still overflow.
+  const now = box();
+  let size = term.options.fontSize;
+  const guess = Math.floor(size * Math.min(width / now.width, height / now.height) * 2) / 2;
+  size = Math.max(FONT_MIN, Math.min(FONT_MAX, guess));
+  for (let i = 0; i < 16; i++) {
+    if (term.options.fontSize !== size) term.options.fontSize = size;
+    const b = box();
+    if ((b.width <= width && b.height <= height) || size <= FONT_MIN) break;
+    size = Math.max(FONT_MIN, size - 0.5);
+  }
+}
+
+const refit = () => fit(state.view && state.view.term);
+new ResizeObserver(refit).observe($("screen"));
+// The terminal's face arrives after the terminal is made: measure again once it has.
+document.fonts.addEventListener("loadingdone", refit);
+
 function setConnection(s, text) {
   const el = $("conn");
   el.dataset.state = s;
@@ -60,7 +105,7 @@ function render() {
   const list = $("sessions");
   list.replaceChildren();
   for (const s of state.sessions.values()) {
-    const status = s.busy ? "busy" : "idle";
+    const status = busyOf(s) ? "busy" : "idle";
     const li = row(s, status, `${s.foreground || s.shell.split("/").pop()} · ${s.cols}×${s.rows}`, s.cwd);
     li.className = state.open === s.id ? "open" : "";
     if (s.controller === "person") li.querySelector(".row1").insertAdjacentHTML("beforeend", '<span class="badge person">person</span>');
@@ -77,6 +122,23 @@ function render() {
     list.appendChild(li);
   }
   $("empty").hidden = state.sessions.size + state.ended.length > 0;
+}
+
+// Whether a live session runs a command. The open one's is known from its own bytes as they
+// arrive (the shell's OSC 133 marks: C a command starts, D it ended, A a prompt); the list,
+// re-sent every second, says it for the others and until the open one's first mark.
+function busyOf(s) {
+  const view = state.view;
+  if (view instanceof View && view.id === s.id && view.busy !== null) return view.busy;
+  return s.busy;
+}
+
+function showBusy(id, busy) {
+  const badge = document.querySelector(`#sessions li[data-id="${CSS.escape(id)}"]:not(.ended) .badge`);
+  if (!badge) return;
+  const status = busy ? "busy" : "idle";
+  badge.className = `badge ${status}`;
+  badge.textContent = status;
 }
 
 function row(s, status, meta, cwd) {
@@ -98,9 +160,10 @@ function newTerminal(cols, rows, themeName) {
   $("term").replaceChildren();
   const term = new Terminal({
     cols, rows, scrollback: 5000, theme: theme.colors, cursorBlink: false,
-    fontFamily: '"JetBrains Mono", "DejaVu Sans Mono", monospace', fontSize: 14, allowProposedApi: false,
+    fontFamily: '"JetBrains Mono", "DejaVu Sans Mono", monospace', fontSize: FONT_MAX, allowProposedApi: false,
   });
   term.open($("term"));
+  fit(term);
   return term;
 }
 
@@ -115,11 +178,17 @@ function showBar(live) {
 
 // ---- one session ----------------------------------------------------------------------
 
+// Shows the view pane; on a narrow screen the list makes room for it.
+function showView() {
+  $("view").hidden = false;
+  if (narrow.matches) setListShown(false);
+}
+
 function openSession(id) {
   if (state.view) state.view.close();
   state.open = id;
   render();
-  $("view").hidden = false;
+  showView();
   $("title").textContent = id;
   $("notice").textContent = "";
   showBar(true);
@@ -130,7 +199,7 @@ function openEnded(s) {
   if (state.view) state.view.close();
   state.open = `#${s.seq}`;
   render();
-  $("view").hidden = false;
+  showView();
   $("title").textContent = s.name ? `${s.name} (${s.id})` : s.id;
   $("notice").textContent = "";
   showBar(false);
@@ -215,23 +284,50 @@ class View {
     this.id = id;
     this.you = false;
     this.term = null;
-    this.ws = new WebSocket(wsUrl(`/ws/session/${encodeURIComponent(id)}`));
-    this.ws.binaryType = "arraybuffer";
-    this.ws.onmessage = (e) => this.receive(e.data);
-    this.ws.onclose = () => {
-      if (state.view === this) $("notice").textContent = this.ended ? "The session has ended." : "Disconnected.";
+    // Whether a command runs, from the OSC 133 marks seen live (null: none seen yet).
+    this.busy = null;
+    this.ended = false;
+    this.closed = false;
+    this.retry = 250;
+    this.timer = null;
+    this.connect();
+  }
+
+  // One WebSocket at a time; a new one after a drop (the next hello starts a fresh terminal
+  // with the current screen, so nothing shown is stale or doubled).
+  connect() {
+    const ws = new WebSocket(wsUrl(`/ws/session/${encodeURIComponent(this.id)}`));
+    ws.binaryType = "arraybuffer";
+    ws.onmessage = (e) => { if (this.ws === ws && !this.closed) this.receive(e.data); };
+    ws.onclose = () => {
+      if (this.ws !== ws || this.closed || state.view !== this) return;
       this.showControl("agent", false);
+      if (this.ended || !state.sessions.has(this.id)) {
+        $("notice").textContent = "The session has ended.";
+        return;
+      }
+      $("notice").textContent = "Disconnected — reconnecting…";
+      this.timer = setTimeout(() => this.connect(), this.retry);
+      this.retry = Math.min(this.retry * 2, 5000);
     };
+    this.ws = ws;
   }
 
   close() {
-    this.ws.onclose = null;
+    this.closed = true;
+    clearTimeout(this.timer);
     this.ws.close();
     if (this.term) this.term.dispose();
   }
 
   send(message) {
     if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
+  }
+
+  setBusy(busy) {
+    if (this.busy === busy) return;
+    this.busy = busy;
+    showBusy(this.id, busy);
   }
 
   receive(data) {
@@ -241,7 +337,15 @@ class View {
     }
     const m = JSON.parse(data);
     if (m.type === "hello") {
+      if (this.term) this.term.dispose();
+      this.retry = 250;
+      $("notice").textContent = "";
       this.term = newTerminal(m.cols, m.rows, m.theme);
+      this.term.parser.registerOscHandler(133, (mark) => {
+        if (mark.startsWith("C")) this.setBusy(true);
+        else if (mark.startsWith("D") || mark.startsWith("A")) this.setBusy(false);
+        return true;
+      });
       this.term.onData((keys) => {
         if (this.you) this.send({ type: "input", data: keys });
         else $("notice").textContent = "Read-only: press Take control to type.";
@@ -252,6 +356,7 @@ class View {
       this.showControl(m.controller, m.you);
     } else if (m.type === "size") {
       this.term.resize(m.cols, m.rows);
+      fit(this.term);
     } else if (m.type === "resync") {
       this.term.reset();
     } else if (m.type === "refused") {
@@ -296,17 +401,36 @@ window.termpilot = {
   get mode() { return state.view ? (state.view.mode || "live") : ""; },
   // The replay so far: `{t, data}` for each event written (t from performance.now()).
   get played() { return (state.view && state.view.played) || []; },
-  // Resolves true as soon as `text` is in the open terminal's buffer (checked after every
-  // write the terminal parses), false after `ms`.
+  // The open terminal (xterm.js), if any.
+  get term() { return (state.view && state.view.term) || null; },
+  // Resolves true as soon as `text` is in the open terminal's buffer, false after `ms`:
+  // checked after every write the terminal parses, and on every frame (a terminal that is
+  // not there yet, or replaced by a reconnect, is waited for too).
   waitText(text, ms) {
     return new Promise((done) => {
-      const term = state.view && state.view.term;
-      if (!term) return done(false);
-      if (this.screenText().includes(text)) return done(true);
-      const timer = setTimeout(() => { hook.dispose(); done(false); }, ms);
-      const hook = term.onWriteParsed(() => {
-        if (this.screenText().includes(text)) { clearTimeout(timer); hook.dispose(); done(true); }
-      });
+      const until = performance.now() + ms;
+      let settled = false;
+      let hooked = null;
+      let hook = null;
+      const finish = (ok) => {
+        if (settled) return;
+        settled = true;
+        if (hook) hook.dispose();
+        done(ok);
+      };
+      const check = () => {
+        if (settled) return;
+        if (this.screenText().includes(text)) return finish(true);
+        if (performance.now() > until) return finish(false);
+        const term = this.term;
+        if (term && term !== hooked) {
+          if (hook) hook.dispose();
+          hooked = term;
+          hook = term.onWriteParsed(() => { if (this.screenText().includes(text)) finish(true); });
+        }
+        requestAnimationFrame(check);
+      };
+      check();
     });
   },
 };
