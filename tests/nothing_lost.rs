@@ -266,3 +266,57 @@ async fn a_transcript_on_a_full_disk_is_kept_in_the_private_runtime_folder() {
     assert!(!target.exists(), "no short transcript is left at the path");
     server.stop().await;
 }
+
+// ---- 2. a cap that caps -------------------------------------------------------------------
+
+/// `terminal_run` of 200,000 lines of `y`: the reply's text block, and that block parsed.
+async fn run_yes(server: &Server) -> (String, serde_json::Value) {
+    let result = server
+        .call(
+            "terminal_run",
+            json!({"cmd": "yes | head -n 200000", "shell": true}),
+        )
+        .await;
+    assert_ne!(result.is_error, Some(true), "{}", common::text(&result));
+    let text = common::text(&result);
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    (text, value)
+}
+
+#[tokio::test]
+async fn terminal_runs_max_output_bytes_caps_the_text_the_agent_receives() {
+    let server = common::start().await;
+    let (text, r) = run_yes(&server).await;
+    let stdout = &r["stdout"];
+    let raw = stdout["raw"].as_str().unwrap();
+    let escaped = serde_json::to_string(raw).unwrap().len() - 2;
+    assert!(
+        escaped <= 102_400,
+        "stdout takes {escaped} bytes in the reply"
+    );
+    assert!(escaped > 100_000, "and uses its cap: {escaped}");
+    assert!(
+        text.len() <= 102_400 + 1024,
+        "the whole reply is {} bytes",
+        text.len()
+    );
+    assert_eq!(stdout["truncated"], true);
+    assert_eq!(stdout["totalBytes"], 400_000);
+    let full = std::fs::read(stdout["fullOutputPath"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        full,
+        "y\n".repeat(200_000).into_bytes(),
+        "the rest is in the file"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn smart_terminals_max_output_bytes_keeps_counting_raw_bytes() {
+    let server = common::compat::start_preset("smart-terminal", &[]).await;
+    let (_, r) = run_yes(&server).await;
+    let raw = r["stdout"]["raw"].as_str().unwrap();
+    assert_eq!(raw.len(), 102_400, "raw bytes, as upstream");
+    assert_eq!(r["stdout"]["totalBytes"], 400_000);
+    server.stop().await;
+}

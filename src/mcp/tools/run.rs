@@ -100,6 +100,23 @@ pub struct RunParams {
     /// Fleet hosts run at once (1–100, default 16).
     #[schemars(skip)]
     pub concurrency: Option<usize>,
+    /// maxOutputBytes counts raw bytes, not the reply's escaped text: a preset's meaning
+    /// (smart-terminal's, as upstream), passed by the preset, never shown.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub raw_output_cap: bool,
+}
+
+/// What `maxOutputBytes` caps: natively the text the agent receives — stdout and stderr as
+/// JSON strings in the reply, escaping included (`yes` keeps 51,200 lines of `y`, which
+/// take 102,400 bytes as `y\\n`) — the rest being in the spill file; under a preset that
+/// asks for it, raw bytes.
+pub(crate) fn output_cap(p: &RunParams) -> OutputCap {
+    if p.raw_output_cap {
+        OutputCap::Total(p.max_output_bytes)
+    } else {
+        OutputCap::TotalJson(p.max_output_bytes)
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -350,7 +367,7 @@ pub(crate) async fn run(ctx: ToolCtx, p: RunParams) -> Result<RunResult, ToolErr
     spec.env = p.env.clone().unwrap_or_default().into_iter().collect();
     spec.stdin = p.stdin.as_ref().map(|s| s.as_bytes().to_vec());
     spec.timeout = Duration::from_millis(p.timeout);
-    spec.cap = OutputCap::Total(p.max_output_bytes);
+    spec.cap = output_cap(&p);
     let out = termpilot_core::exec::run(spec, &ctx.cancel).await?;
 
     let mut result = envelope(p.cmd.clone(), p.args.clone(), &dir, &out, p.timeout);
