@@ -320,3 +320,175 @@ async fn smart_terminals_max_output_bytes_keeps_counting_raw_bytes() {
     assert_eq!(r["stdout"]["totalBytes"], 400_000);
     server.stop().await;
 }
+
+// ---- 5. every child dies with the server ----------------------------------------------------
+
+/// Waits (bounded, polling /proc) until `pid` is gone or a zombie.
+async fn gone(pid: i64) -> bool {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while common::procs::alive(pid) {
+        if tokio::time::Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    true
+}
+
+/// Waits (bounded) until exactly one running process named `comm` has `fragment` in its
+/// command line.
+async fn the_one(comm: &str, fragment: &str) -> i64 {
+    let deadline = tokio::time::Instant::now() + common::TEST_TIMEOUT;
+    loop {
+        let found: Vec<i64> = common::procs::pids_running(fragment)
+            .into_iter()
+            .filter(|&p| common::procs::alive(p))
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == comm)
+            })
+            .collect();
+        if found.len() == 1 {
+            return found[0];
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "`{fragment}` never ran alone: {found:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Every one of `pids` is gone within the bound; the survivors are killed (the test cleans
+/// up) and named in the failure.
+async fn all_gone(pids: &[(&str, i64)]) {
+    let mut survivors = Vec::new();
+    for &(what, pid) in pids {
+        if !gone(pid).await {
+            survivors.push(format!("{what} ({pid})"));
+            // SAFETY: kill(2) on a process this test made the server start.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+    }
+    assert!(survivors.is_empty(), "still running: {survivors:?}");
+}
+
+/// Starts a tool call without waiting for its answer.
+fn call_in_background(
+    server: &Server,
+    tool: &str,
+    args: serde_json::Value,
+) -> tokio::task::JoinHandle<()> {
+    let params = rmcp::model::CallToolRequestParams::new(tool.to_string())
+        .with_arguments(args.as_object().unwrap().clone());
+    let peer = server.client.peer().clone();
+    tokio::spawn(async move {
+        let _ = peer.call_tool(params).await;
+    })
+}
+
+#[tokio::test]
+async fn a_killed_server_takes_run_pythons_child_and_every_grandchild_with_it() {
+    if !common::procs::has("python3") {
+        return;
+    }
+    let server = common::start().await;
+    let python = call_in_background(
+        &server,
+        "terminal_extra",
+        json!({"tool": "run_python", "args": {
+            "code": "import subprocess, time\nsubprocess.Popen(['sleep', '1036'])\ntime.sleep(1000)",
+            "args": ["termpilot-36-python"], "timeoutMs": 600000}}),
+    );
+    let run = call_in_background(
+        &server,
+        "terminal_run",
+        json!({"cmd": "sleep 1037; echo termpilot-36-run", "shell": true, "timeout": 600000}),
+    );
+    let id = session(&server).await;
+    exec(
+        &server,
+        &id,
+        "nohup sleep 1038 >/dev/null 2>&1 & setsid -f sleep 1039",
+    )
+    .await;
+    let pids = [
+        ("python", the_one("python3", "termpilot-36-python").await),
+        ("python's child", the_one("sleep", "sleep 1036").await),
+        ("the run's shell", the_one("sh", "termpilot-36-run").await),
+        ("the run's grandchild", the_one("sleep", "sleep 1037").await),
+        (
+            "a session's nohup job",
+            the_one("sleep", "sleep 1038").await,
+        ),
+        ("a session's escapee", the_one("sleep", "sleep 1039").await),
+    ];
+    server.crash().await;
+    let _ = (python.await, run.await);
+    all_gone(&pids).await;
+}
+
+// ---- 6. escapees end with their session or run ----------------------------------------------
+
+#[tokio::test]
+async fn terminal_stop_ends_what_left_the_session_and_says_so_truly() {
+    let server = common::start().await;
+    let id = session(&server).await;
+    exec(
+        &server,
+        &id,
+        "setsid -f sleep 1040; (setsid sleep 1041 >/dev/null 2>&1 &); (sleep 1042 &)",
+    )
+    .await;
+    let pids = [
+        ("setsid -f", the_one("sleep", "sleep 1040").await),
+        (
+            "a double fork into a new session",
+            the_one("sleep", "sleep 1041").await,
+        ),
+        ("a double fork", the_one("sleep", "sleep 1042").await),
+    ];
+    let stopped = server.ok("terminal_stop", json!({"sessionId": id})).await;
+    assert!(
+        stopped["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("its processes are gone."),
+        "{stopped}"
+    );
+    // Gone already when the reply says so: no waiting here.
+    let left: Vec<_> = pids
+        .iter()
+        .filter(|(_, p)| common::procs::alive(*p))
+        .collect();
+    all_gone(&pids).await;
+    assert!(
+        left.is_empty(),
+        "alive after terminal_stop answered: {left:?}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn terminal_run_leaves_nothing_running_when_it_returns() {
+    let server = common::start().await;
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "setsid -f sleep 1043 >/dev/null 2>&1; (setsid sleep 1044 >/dev/null 2>&1 &); echo started $$",
+                   "shell": true}),
+        )
+        .await;
+    assert_eq!(r["exitCode"], 0, "{r}");
+    assert!(r["hint"].is_null(), "{r}");
+    let left: Vec<i64> = ["sleep 1043", "sleep 1044"]
+        .iter()
+        .flat_map(|c| common::procs::pids_running(c))
+        .filter(|&p| common::procs::alive(p))
+        .collect();
+    for &pid in &left {
+        // SAFETY: kill(2) on a process this test made the server start.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+    assert!(left.is_empty(), "escapees outlived the run: {left:?}");
+    server.stop().await;
+}

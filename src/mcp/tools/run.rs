@@ -287,6 +287,22 @@ fn timeout_hint(ms: u64) -> String {
     )
 }
 
+/// Says which processes the run started are still running (they could not be ended), so no
+/// reply claims its tree is gone when it is not.
+pub(crate) fn survivors_hint(out: &Outcome) -> Option<String> {
+    (!out.survivors.is_empty()).then(|| {
+        format!(
+            "{}Processes this command started could not be ended and still run: {}; end them yourself (kill -9 PID).",
+            if out.timed_out {
+                "The command timed out; its process tree was killed, except what follows. "
+            } else {
+                ""
+            },
+            termpilot_core::exec::marker::describe(&out.survivors)
+        )
+    })
+}
+
 fn stderr_out(s: &Captured) -> StderrOut {
     StderrOut {
         raw: s.text(),
@@ -331,10 +347,12 @@ pub(crate) fn envelope(
         checks: None,
         host: None,
         via: None,
-        hint: out.timed_out.then(|| timeout_hint(timeout)).or_else(|| {
-            let failed = out.exit_code.is_some_and(|c| c != 0);
-            sandbox::denial_hint(sandbox::server_mode(), failed, &out.stderr.text())
-        }),
+        hint: survivors_hint(out)
+            .or_else(|| out.timed_out.then(|| timeout_hint(timeout)))
+            .or_else(|| {
+                let failed = out.exit_code.is_some_and(|c| c != 0);
+                sandbox::denial_hint(sandbox::server_mode(), failed, &out.stderr.text())
+            }),
         sandbox: sandbox::server_mode().as_str(),
     }
 }
@@ -514,12 +532,12 @@ async fn run_python(ctx: ToolCtx, p: PythonParams) -> Result<PythonResult, ToolE
         python_executable: exe,
         timed_out: out.timed_out,
         // A timeout is a normal result, as for every other tool.
-        hint: out.timed_out.then(|| {
+        hint: survivors_hint(&out).or_else(|| out.timed_out.then(|| {
             format!(
                 "Python timed out after {} ms and its process tree was killed; raise timeoutMs (max 600000) if it needs longer, or start it with job_start.",
                 p.timeout_ms
             )
-        }),
+        })),
         sandbox: sandbox::server_mode().as_str(),
     };
     Ok(result)

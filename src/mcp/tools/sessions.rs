@@ -283,13 +283,14 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
         .exit()
         .map(|e| describe_exit(&e))
         .unwrap_or_else(|| "ended".into());
+    let gone = processes_gone(&session.survivors());
     let transcript = match &p.transcript_path {
         Some(path) => {
             let body = transcript::render(&session, path);
             if let Err(e) = transcript::save(path, &body, p.overwrite) {
                 return Err(ToolError::new(transcript_failed(
                     session.id(),
-                    &how,
+                    &format!("{how}; {gone}"),
                     path,
                     &body,
                     &e,
@@ -316,13 +317,22 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
     };
     Ok(StopResult {
         success: true,
-        message: format!(
-            "Session {} stopped ({how}); its processes are gone.",
-            session.id()
-        ),
+        message: format!("Session {} stopped ({how}); {gone}.", session.id()),
         snapshot,
         transcript,
     })
+}
+
+/// What became of a stopped session's processes: all gone, or which could not be ended.
+fn processes_gone(survivors: &[termpilot_core::exec::marker::Survivor]) -> String {
+    if survivors.is_empty() {
+        "its processes are gone".into()
+    } else {
+        format!(
+            "its processes are gone except these, which could not be ended and still run: {} (end them yourself, e.g. kill -9 PID)",
+            termpilot_core::exec::marker::describe(survivors)
+        )
+    }
 }
 
 /// The most transcript text an error carries when it could be kept nowhere else.
@@ -377,7 +387,7 @@ fn transcript_failed(
         }
     };
     format!(
-        "Session {id} was stopped ({how}; its processes are gone), but its transcript could not be written to {} ({e}; no partial file was left there); {instead}.",
+        "Session {id} was stopped ({how}), but its transcript could not be written to {} ({e}; no partial file was left there); {instead}.",
         path.display()
     )
 }
