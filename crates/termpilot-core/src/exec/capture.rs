@@ -329,9 +329,11 @@ mod tests {
     #[test]
     fn a_json_budget_counts_what_the_text_takes_escaped() {
         let (a, b) = OutputCap::TotalJson(10).budgets();
-        assert_eq!(a.take_of(b"y\ny\n"), 4, "six bytes escaped");
-        assert_eq!(b.take_of(b"\x01z"), 1, "a control is six");
-        assert_eq!(a.take_of(b"\""), 0, "nothing left for two more");
+        assert_eq!(a.take_of(b"y\ny\n"), 4, "six bytes escaped: four left");
+        assert_eq!(b.take_of(b"\x01"), 0, "a control takes six");
+        assert_eq!(b.take_of(b"z\""), 2, "three bytes: one left");
+        assert_eq!(a.take_of(b"\n"), 0, "a line feed takes two");
+        assert_eq!(a.take_of(b"qq"), 1);
         for text in ["plain", "y\n\"q\"\t\\", "\u{1}\u{1f}€😀", "a\u{7f}b"] {
             let escaped = serde_json::to_string(text).unwrap().len() as u64 - 2;
             assert_eq!(json_cost(text.as_bytes(), u64::MAX), (text.len(), escaped));
