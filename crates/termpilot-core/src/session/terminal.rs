@@ -299,8 +299,9 @@ pub struct Session {
     /// This incarnation's marker value: everything it starts carries it (see
     /// [`crate::exec::marker`]), so what left its tree is ended too.
     mark: String,
-    /// What carried the marker and could not be ended when the session was killed.
-    survivors: Mutex<Vec<crate::exec::marker::Survivor>>,
+    /// What carried the marker and could not be ended when the session was killed (`None`
+    /// until it was).
+    survivors: Mutex<Option<Vec<crate::exec::marker::Survivor>>>,
     state: Arc<Mutex<State>>,
     input: std::sync::mpsc::Sender<WriteJob>,
     master: Mutex<Box<dyn MasterPty + Send>>,
@@ -494,7 +495,7 @@ impl Session {
             hooked,
             pid_start: platform::process_start_time(pid),
             mark,
-            survivors: Mutex::new(Vec::new()),
+            survivors: Mutex::new(None),
             state,
             input,
             master: Mutex::new(pair.master),
@@ -789,6 +790,7 @@ impl Session {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+            .unwrap_or_default()
     }
 
     /// Kills the whole process tree, and what left it carrying the session's marker, and
@@ -809,7 +811,7 @@ impl Session {
                 crate::exec::marker::describe(&survivors)
             );
         }
-        *self.survivors.lock().unwrap_or_else(|e| e.into_inner()) = survivors;
+        *self.survivors.lock().unwrap_or_else(|e| e.into_inner()) = Some(survivors);
         let reaped = super::waiter::Waiter::new(self)
             .until(Instant::now() + Duration::from_secs(3))
             .run(|_| match self.exit() {
@@ -833,13 +835,20 @@ impl Drop for Session {
     fn drop(&mut self) {
         let (pid, start) = (self.pid, self.pid_start);
         let mark = std::mem::take(&mut self.mark);
+        // Killed already (the usual way): its marker was swept then.
+        let killed = match self.survivors.get_mut() {
+            Ok(survivors) => survivors.is_some(),
+            Err(_) => true,
+        };
         let running = lock(&self.state).exit.is_none();
         let kill = move || {
             if running {
                 platform::kill_tree(pid);
             }
             platform::kill_session(pid, start);
-            crate::exec::marker::end_blocking(&mark, false);
+            if !killed {
+                crate::exec::marker::end_blocking(&mark, false);
+            }
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => drop(runtime.spawn_blocking(kill)),
