@@ -4,8 +4,10 @@
 //! Linux, is forked from the one spawner thread with a parent-death signal, so it dies with
 //! the server ([`super::spawner`]); on
 //! timeout or cancellation the whole tree is killed and the child reaped before [`run`]
-//! returns. When the child exits but something it left behind still holds its output pipes
-//! open, that leftover group is killed after a short grace so the call never hangs.
+//! returns. However it ends, whatever the run started that still runs — in its group or out
+//! of it — is ended through its marker ([`super::marker`]) before [`run`] returns, and what
+//! cannot be ended is named in [`Outcome::survivors`]. When something still holds the output
+//! pipes open after that, its group is killed after a short grace so the call never hangs.
 
 use std::path::PathBuf;
 use std::process::Stdio;
