@@ -213,6 +213,9 @@ fn serve(
         .map_err(anyhow::Error::msg)?;
     let registry =
         mcp::registry::Registry::build(tools, &config.surface).map_err(anyhow::Error::msg)?;
+    // Before the runtime starts a thread: what the server starts must end with it, however
+    // it dies (`termpilot_core::exec::undertaker`).
+    termpilot_core::exec::undertaker::start();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

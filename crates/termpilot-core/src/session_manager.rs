@@ -371,7 +371,8 @@ impl SessionManager {
             if !session.is_command()
                 && let Some(exit) = session.exit_now()
             {
-                let last_screen = session.screen_text();
+                // After the last byte: the exit can be reaped before the reader has it.
+                let last_screen = session.last_screen_text();
                 let retired = {
                     let mut inner = self.inner();
                     let before = inner.live.len();

@@ -212,8 +212,16 @@ async fn shell_run(ctx: ToolCtx, p: ShellRunParams) -> Result<Value, ToolError> 
             Value::Object(map) => map,
             _ => Default::default(),
         };
+        let survivors = if out.survivors.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (except these, which could not be ended and still run: {})",
+                termpilot_core::exec::marker::describe(&out.survivors)
+            )
+        };
         return Err(ToolError::new(format!(
-            "The command timed out after {} ms and its process tree was killed; raise timeout_ms (max 600000) or start it with job_start.",
+            "The command timed out after {} ms and its process tree was killed{survivors}; raise timeout_ms (max 600000) or start it with job_start.",
             p.timeout_ms
         ))
         .with_partial(partial));

@@ -141,6 +141,8 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
         Adapt {
             hide: &["env", "stdin"],
             reshape: Some(Arc::new(run_result)),
+            // maxOutputBytes caps raw bytes here, as upstream does.
+            fixed: vec![("rawOutputCap", json!(true))],
             ..Adapt::same(
                 "terminal_run",
                 "Run one non-interactive command as cmd + args, without a shell unless shell is true (then /bin/sh; cmd.exe on Windows). Output is capped at maxOutputBytes (stdout and stderr together). Parses supported read-only commands (git status/log/branch/diff/…, where, which) into stdout.parsed; successExitCode, successFile and successFilePattern check the outcome.",

@@ -131,7 +131,7 @@ fn one_shot(p: &RunParams) -> OneShot {
         },
         stdin: p.stdin.as_ref().map(|s| s.as_bytes().to_vec()),
         timeout: Duration::from_millis(p.timeout),
-        cap: OutputCap::Total(p.max_output_bytes),
+        cap: crate::mcp::tools::run::output_cap(p),
     }
 }
 

@@ -88,6 +88,9 @@ pub struct ExecResult {
     pub truncated: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<String>,
+    /// Why there is no fullOutputPath although the output was cut (e.g. a full disk).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spill_error: Option<String>,
     pub position: u64,
     /// A full-screen program (vim, less, htop) still running: its screen as text, in place
     /// of `output`.
@@ -129,6 +132,7 @@ fn shape(o: ExecOutcome) -> ExecResult {
         prompt: o.waiting_for_input.filter(|_| o.screen.is_none()),
         truncated: (o.omitted_lines > 0 || o.cut_lines > 0).then_some(true),
         full_output_path: o.full_output_path.map(|p| p.display().to_string()),
+        spill_error: o.spill_error,
         position: o.position,
         screen: o.screen.map(Into::into),
         hint,

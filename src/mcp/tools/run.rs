@@ -100,6 +100,23 @@ pub struct RunParams {
     /// Fleet hosts run at once (1–100, default 16).
     #[schemars(skip)]
     pub concurrency: Option<usize>,
+    /// maxOutputBytes counts raw bytes, not the reply's escaped text: a preset's meaning
+    /// (smart-terminal's, as upstream), passed by the preset, never shown.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub raw_output_cap: bool,
+}
+
+/// What `maxOutputBytes` caps: natively the text the agent receives — stdout and stderr as
+/// JSON strings in the reply, escaping included (`yes` keeps 51,200 lines of `y`, which
+/// take 102,400 bytes as `y\\n`) — the rest being in the spill file; under a preset that
+/// asks for it, raw bytes.
+pub(crate) fn output_cap(p: &RunParams) -> OutputCap {
+    if p.raw_output_cap {
+        OutputCap::Total(p.max_output_bytes)
+    } else {
+        OutputCap::TotalJson(p.max_output_bytes)
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -270,6 +287,22 @@ fn timeout_hint(ms: u64) -> String {
     )
 }
 
+/// Says which processes the run started are still running (they could not be ended), so no
+/// reply claims its tree is gone when it is not.
+pub(crate) fn survivors_hint(out: &Outcome) -> Option<String> {
+    (!out.survivors.is_empty()).then(|| {
+        format!(
+            "{}Processes this command started could not be ended and still run: {}; end them yourself (kill -9 PID).",
+            if out.timed_out {
+                "The command timed out; its process tree was killed, except what follows. "
+            } else {
+                ""
+            },
+            termpilot_core::exec::marker::describe(&out.survivors)
+        )
+    })
+}
+
 fn stderr_out(s: &Captured) -> StderrOut {
     StderrOut {
         raw: s.text(),
@@ -314,10 +347,12 @@ pub(crate) fn envelope(
         checks: None,
         host: None,
         via: None,
-        hint: out.timed_out.then(|| timeout_hint(timeout)).or_else(|| {
-            let failed = out.exit_code.is_some_and(|c| c != 0);
-            sandbox::denial_hint(sandbox::server_mode(), failed, &out.stderr.text())
-        }),
+        hint: survivors_hint(out)
+            .or_else(|| out.timed_out.then(|| timeout_hint(timeout)))
+            .or_else(|| {
+                let failed = out.exit_code.is_some_and(|c| c != 0);
+                sandbox::denial_hint(sandbox::server_mode(), failed, &out.stderr.text())
+            }),
         sandbox: sandbox::server_mode().as_str(),
     }
 }
@@ -350,7 +385,7 @@ pub(crate) async fn run(ctx: ToolCtx, p: RunParams) -> Result<RunResult, ToolErr
     spec.env = p.env.clone().unwrap_or_default().into_iter().collect();
     spec.stdin = p.stdin.as_ref().map(|s| s.as_bytes().to_vec());
     spec.timeout = Duration::from_millis(p.timeout);
-    spec.cap = OutputCap::Total(p.max_output_bytes);
+    spec.cap = output_cap(&p);
     let out = termpilot_core::exec::run(spec, &ctx.cancel).await?;
 
     let mut result = envelope(p.cmd.clone(), p.args.clone(), &dir, &out, p.timeout);
@@ -497,12 +532,12 @@ async fn run_python(ctx: ToolCtx, p: PythonParams) -> Result<PythonResult, ToolE
         python_executable: exe,
         timed_out: out.timed_out,
         // A timeout is a normal result, as for every other tool.
-        hint: out.timed_out.then(|| {
+        hint: survivors_hint(&out).or_else(|| out.timed_out.then(|| {
             format!(
                 "Python timed out after {} ms and its process tree was killed; raise timeoutMs (max 600000) if it needs longer, or start it with job_start.",
                 p.timeout_ms
             )
-        }),
+        })),
         sandbox: sandbox::server_mode().as_str(),
     };
     Ok(result)

@@ -283,13 +283,14 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
     let how = before
         .map(|exit| format!(" (its shell had already ended: {})", describe_exit(&exit)))
         .unwrap_or_default();
+    let gone = processes_gone(&session.survivors());
     let transcript = match &p.transcript_path {
         Some(path) => {
             let body = transcript::render(&session, path);
             if let Err(e) = transcript::save(path, &body, p.overwrite) {
                 return Err(ToolError::new(transcript_failed(
                     session.id(),
-                    &how,
+                    &format!("{how}; {gone}"),
                     path,
                     &body,
                     &e,
@@ -316,17 +317,31 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
     };
     Ok(StopResult {
         success: true,
-        message: format!(
-            "Session {} stopped{how}; its processes are gone.",
-            session.id()
-        ),
+        message: format!("Session {} stopped{how}; {gone}.", session.id()),
         snapshot,
         transcript,
     })
 }
 
+/// What became of a stopped session's processes: all gone, or which could not be ended.
+fn processes_gone(survivors: &[termpilot_core::exec::marker::Survivor]) -> String {
+    if survivors.is_empty() {
+        "its processes are gone".into()
+    } else {
+        format!(
+            "its processes are gone except these, which could not be ended and still run: {} (end them yourself, e.g. kill -9 PID)",
+            termpilot_core::exec::marker::describe(survivors)
+        )
+    }
+}
+
+/// The most transcript text an error carries when it could be kept nowhere else.
+const TRANSCRIPT_IN_REPLY: usize = 256 * 1024;
+
 /// The error of a transcript that could not be written after the session was stopped: it
-/// says the session is gone, and where the text went instead (a spill file).
+/// says the session is gone, and where the text went instead — a file in the private
+/// runtime folder, or, when that fails too (the same full disk), this very message (whole up
+/// to [`TRANSCRIPT_IN_REPLY`], else its end). No short file is left at either place.
 fn transcript_failed(
     id: &str,
     how: &str,
@@ -336,16 +351,43 @@ fn transcript_failed(
 ) -> String {
     let kept = termpilot_core::exec::spill::create("transcript").and_then(|(mut file, kept)| {
         use std::io::Write;
-        file.write_all(body).map(|_| kept).map_err(|e| {
-            termpilot_core::Error::io("Could not keep the transcript", "check the disk", e)
-        })
+        file.write_all(body)
+            .and_then(|()| file.sync_all())
+            .map(|()| kept.clone())
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&kept);
+                termpilot_core::Error::io(
+                    format!("Could not keep the transcript in {}", kept.display()),
+                    "free space there",
+                    e,
+                )
+            })
     });
     let instead = match kept {
         Ok(kept) => format!("the transcript was kept in {} instead", kept.display()),
-        Err(e2) => format!("it could not be kept elsewhere either ({e2})"),
+        Err(e2) => {
+            let text = String::from_utf8_lossy(body);
+            let mut from = text.len().saturating_sub(TRANSCRIPT_IN_REPLY);
+            while !text.is_char_boundary(from) {
+                from += 1;
+            }
+            let part = if from == 0 {
+                format!("here it is, whole ({} bytes)", text.len())
+            } else {
+                format!(
+                    "here are its last {} of {} bytes (the start is lost)",
+                    text.len() - from,
+                    text.len()
+                )
+            };
+            format!(
+                "it could not be kept in the private runtime folder either ({e2}), so {part}:\n{}",
+                &text[from..]
+            )
+        }
     };
     format!(
-        "Session {id} was stopped{how} and its processes are gone, but its transcript could not be written to {} ({e}); {instead}.",
+        "Session {id} was stopped{how}, but its transcript could not be written to {} ({e}; no partial file was left there); {instead}.",
         path.display()
     )
 }

@@ -24,6 +24,10 @@ pub enum OutputCap {
     /// Each stream keeps up to this many bytes; the rest is read (so the command is not
     /// blocked or killed by a full pipe) and counted, but kept nowhere: no spill file.
     EachHeadOnly(u64),
+    /// stdout and stderr together keep what takes up to this many bytes as text in a JSON
+    /// string ([`json_cost`]: `\n` is two bytes, a control character six): the cap on what
+    /// an agent receives, escaping included.
+    TotalJson(u64),
 }
 
 impl OutputCap {
@@ -36,6 +40,13 @@ impl OutputCap {
                 (shared.clone(), shared)
             }
             OutputCap::EachHeadOnly(n) => (Budget::head_only(n), Budget::head_only(n)),
+            OutputCap::TotalJson(n) => {
+                let shared = Budget {
+                    json: true,
+                    ..Budget::new(n)
+                };
+                (shared.clone(), shared)
+            }
         }
     }
 }
@@ -46,6 +57,8 @@ pub(crate) struct Budget {
     left: Arc<AtomicU64>,
     /// Past the budget, spill everything to a file (else count the rest and drop it).
     spill: bool,
+    /// Bytes are counted as they cost in a JSON string ([`json_cost`]), not one each.
+    json: bool,
 }
 
 impl Budget {
@@ -53,6 +66,7 @@ impl Budget {
         Budget {
             left: Arc::new(AtomicU64::new(n)),
             spill: true,
+            json: false,
         }
     }
 
@@ -60,6 +74,25 @@ impl Budget {
         Budget {
             spill: false,
             ..Budget::new(n)
+        }
+    }
+
+    /// Takes what the budget allows of the start of `chunk` and returns how many of its
+    /// bytes were granted.
+    fn take_of(&self, chunk: &[u8]) -> usize {
+        if !self.json {
+            return self.take(chunk.len() as u64) as usize;
+        }
+        let mut left = self.left.load(Ordering::Acquire);
+        loop {
+            let (bytes, cost) = json_cost(chunk, left);
+            match self
+                .left
+                .compare_exchange(left, left - cost, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return bytes,
+                Err(now) => left = now,
+            }
         }
     }
 
@@ -112,6 +145,38 @@ impl Captured {
     }
 }
 
+/// The longest start of `bytes` whose text costs at most `room` bytes in a JSON string, as
+/// `(bytes, cost)`. The cost is serde_json's escaping: `"`, `\\` and the named controls
+/// (`\n`, `\r`, `\t`, backspace, form feed) two bytes, other controls six (`\u00XX`), any
+/// other character its UTF-8 length; a byte that is not valid UTF-8 (shown as U+FFFD) is
+/// counted three, so the cost is never below what the text takes, even when a character is
+/// split between two reads.
+pub fn json_cost(bytes: &[u8], room: u64) -> (usize, u64) {
+    let (mut taken, mut used) = (0usize, 0u64);
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            let cost = match c {
+                '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+                c if (c as u32) < 0x20 => 6,
+                c => c.len_utf8() as u64,
+            };
+            if used + cost > room {
+                return (taken, used);
+            }
+            used += cost;
+            taken += c.len_utf8();
+        }
+        for _ in chunk.invalid() {
+            if used + 3 > room {
+                return (taken, used);
+            }
+            used += 3;
+            taken += 1;
+        }
+    }
+    (taken, used)
+}
+
 /// `bytes` as text, without a replacement character for a multi-byte character cut at the end.
 pub fn lossy_prefix(bytes: &[u8]) -> String {
     let cut = match std::str::from_utf8(bytes) {
@@ -152,7 +217,7 @@ pub(crate) async fn capture<R: AsyncRead + Unpin>(
             }
             continue;
         }
-        let keep = budget.take(n as u64) as usize;
+        let keep = budget.take_of(chunk);
         out.preview.extend_from_slice(&chunk[..keep]);
         if keep < n {
             out.truncated = true;
@@ -259,6 +324,25 @@ mod tests {
         assert_eq!(a.take(1), 0);
         let (a, b) = OutputCap::Each(4).budgets();
         assert_eq!((a.take(9), b.take(9)), (4, 4));
+    }
+
+    #[test]
+    fn a_json_budget_counts_what_the_text_takes_escaped() {
+        let (a, b) = OutputCap::TotalJson(10).budgets();
+        assert_eq!(a.take_of(b"y\ny\n"), 4, "six bytes escaped: four left");
+        assert_eq!(b.take_of(b"\x01"), 0, "a control takes six");
+        assert_eq!(b.take_of(b"z\""), 2, "three bytes: one left");
+        assert_eq!(a.take_of(b"\n"), 0, "a line feed takes two");
+        assert_eq!(a.take_of(b"qq"), 1);
+        for text in ["plain", "y\n\"q\"\t\\", "\u{1}\u{1f}€😀", "a\u{7f}b"] {
+            let escaped = serde_json::to_string(text).unwrap().len() as u64 - 2;
+            assert_eq!(json_cost(text.as_bytes(), u64::MAX), (text.len(), escaped));
+        }
+        // Invalid bytes, and a character split between reads, cost at least their U+FFFD.
+        let euro = "€".as_bytes();
+        assert_eq!(json_cost(&[b'a', 0xff], 100), (2, 4));
+        assert_eq!(json_cost(&euro[..2], 100), (2, 6));
+        assert_eq!(json_cost(&euro[2..], 100), (1, 3));
     }
 
     #[test]

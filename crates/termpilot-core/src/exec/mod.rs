@@ -13,6 +13,7 @@ pub mod backoff;
 pub mod capture;
 pub mod checks;
 pub mod env;
+pub mod marker;
 pub mod pager;
 pub mod parse;
 pub mod private;
@@ -22,6 +23,7 @@ pub mod runner;
 pub mod shell;
 pub mod spawner;
 pub mod spill;
+pub mod undertaker;
 pub mod verdict;
 
 pub use capture::{Captured, OutputCap};

@@ -4,8 +4,10 @@
 //! Linux, is forked from the one spawner thread with a parent-death signal, so it dies with
 //! the server ([`super::spawner`]); on
 //! timeout or cancellation the whole tree is killed and the child reaped before [`run`]
-//! returns. When the child exits but something it left behind still holds its output pipes
-//! open, that leftover group is killed after a short grace so the call never hangs.
+//! returns. However it ends, whatever the run started that still runs — in its group or out
+//! of it — is ended through its marker ([`super::marker`]) before [`run`] returns, and what
+//! cannot be ended is named in [`Outcome::survivors`]. When something still holds the output
+//! pipes open after that, its group is killed after a short grace so the call never hangs.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -17,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::capture::{Captured, OutputCap, capture};
 use super::env::CHILD_ENV;
+use super::marker;
 use super::shell::Shell;
 use crate::error::{Error, Fault, Result};
 use crate::platform;
@@ -84,6 +87,8 @@ pub struct Outcome {
     pub stderr: Captured,
     /// The program actually started (after PATH resolution on Windows).
     pub program: String,
+    /// Processes the run started that could not be ended when it returned (see [`marker`]).
+    pub survivors: Vec<marker::Survivor>,
 }
 
 /// Runs `spec` to completion, or until its timeout or `cancel` fires (then the tree is
@@ -105,8 +110,8 @@ pub async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
     }
     cmd.envs(CHILD_ENV.iter().copied());
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
-    let run_id = next_run_id();
-    cmd.env(RUN_MARKER, &run_id);
+    let run_id = marker::for_run();
+    cmd.env(marker::MARKER, &run_id);
     cmd.stdin(if spec.stdin.is_some() {
         Stdio::piped()
     } else {
@@ -163,12 +168,17 @@ pub async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
                 .and_then(|r| r.ok());
             // A fork bomb refills its group as it is killed: kill until it stays empty.
             empty_group(pid).await;
-            // What left the group (`setsid -f`) still carries the run's marker.
-            kill_marked(&run_id);
             reaped
         }
     };
     let duration = started.elapsed();
+    // A one-shot leaves nothing running: what it started, in its group or out of it
+    // (`cmd &`, `setsid -f`, a double fork), still carries the run's marker. This also
+    // closes the pipes such a process held.
+    let survivors = marker::end(&run_id).await;
+    if !survivors.is_empty() {
+        tracing::warn!(survivors = %marker::describe(&survivors), "a run's processes could not be ended");
+    }
 
     // Collect both streams, killing whatever still holds the pipes after a grace.
     let both = async { ((&mut out_task).await, (&mut err_task).await) };
@@ -193,9 +203,17 @@ pub async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
     };
     if cancelled {
         return Err(Error::Other(format!(
-            "The command `{}` was cancelled after {} ms; its process tree was killed.",
+            "The command `{}` was cancelled after {} ms; its process tree was killed{}.",
             spec.program,
-            duration.as_millis()
+            duration.as_millis(),
+            if survivors.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", except these, which could not be ended and still run: {}",
+                    marker::describe(&survivors)
+                )
+            }
         )));
     }
     let (exit_code, signal) = match status {
@@ -211,6 +229,7 @@ pub async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
         stdout,
         stderr,
         program,
+        survivors,
     })
 }
 
@@ -291,40 +310,8 @@ fn own_group(cmd: &mut Command) {
 }
 
 /// The environment variable naming the run a process belongs to (inherited by everything it
-/// starts, whatever session or group it moves to).
-pub const RUN_MARKER: &str = "TERMPILOT_RUN_ID";
-
-/// A marker unique to one run of this server: `<server pid>.<sequence>`.
-fn next_run_id() -> String {
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("{}.{seq}", std::process::id())
-}
-
-/// Kills every process whose environment carries this run's marker: the ones that escaped
-/// the process group and session (`setsid -f`, double forks). A process that cleared its
-/// environment is not found. Linux only (`/proc/<pid>/environ`).
-fn kill_marked(run_id: &str) {
-    #[cfg(target_os = "linux")]
-    {
-        let needle = format!("{RUN_MARKER}={run_id}\0").into_bytes();
-        let Ok(dir) = std::fs::read_dir("/proc") else {
-            return;
-        };
-        for pid in dir
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        {
-            let marked = std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|env| env.windows(needle.len()).any(|w| w == needle.as_slice()));
-            if marked && pid != std::process::id() as i32 {
-                platform::signal_pid(pid, libc::SIGKILL);
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = run_id;
-}
+/// starts, whatever session or group it moves to): see [`marker`].
+pub const RUN_MARKER: &str = marker::MARKER;
 
 /// How long the runner keeps re-killing a process group that refills (a fork bomb).
 const EMPTY_LIMIT: Duration = Duration::from_millis(700);

@@ -150,6 +150,7 @@ mod tests {
             },
             stderr: Captured::default(),
             program: "git".into(),
+            survivors: Vec::new(),
         }
     }
 

@@ -71,6 +71,8 @@ pub struct ExecOutcome {
     pub cut_lines: usize,
     /// The whole output, when `output` was cut.
     pub full_output_path: Option<PathBuf>,
+    /// Why there is no `full_output_path` although `output` was cut (what failed, where).
+    pub spill_error: Option<String>,
     /// Output position after the command's output.
     pub position: u64,
     pub mode: Mode,
@@ -222,11 +224,12 @@ impl Session {
             End::WaitingForInput(p) => Some(p),
             _ => None,
         };
-        let (lines, omitted_lines, cut_lines, full_output_path) = (
+        let (lines, omitted_lines, cut_lines, full_output_path, spill_error) = (
             rendered.lines,
             rendered.omitted,
             rendered.cut_lines,
             rendered.full_output_path,
+            rendered.spill_error,
         );
         let position = self.state().log.end();
         self.state().read_cursor = position;
@@ -249,6 +252,7 @@ impl Session {
             omitted_lines,
             cut_lines,
             full_output_path,
+            spill_error,
             position,
             mode,
         })

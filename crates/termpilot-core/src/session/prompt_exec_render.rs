@@ -16,8 +16,11 @@ pub struct Rendered {
     pub omitted: usize,
     /// Lines cut at [`MAX_LINE_BYTES`] (whole in `full_output_path`).
     pub cut_lines: usize,
-    /// Every line, when some were left out.
+    /// Every line, when some were left out or cut (never a file that lacks some).
     pub full_output_path: Option<PathBuf>,
+    /// Why there is no `full_output_path` although lines were left out or cut: what failed,
+    /// where (a full disk, an unwritable folder).
+    pub spill_error: Option<String>,
 }
 
 /// The first and last lines of a stream, and — once there are more than fit — every line in
@@ -30,12 +33,25 @@ struct HeadTail {
     total: usize,
     /// Lines kept cut at [`MAX_LINE_BYTES`] (whole in the spill file).
     cut: usize,
-    spill: Option<(std::io::BufWriter<std::fs::File>, PathBuf)>,
+    spill: Option<Spill>,
+    /// Why the spill file could not be made or written: it is gone, and nothing more is
+    /// written.
+    spill_error: Option<String>,
+    /// The line being received in pieces ([`text::Cleaner::whole_lines`]): its first
+    /// [`MAX_LINE_BYTES`] and how many bytes it has so far.
+    open: Option<(String, usize)>,
+}
+
+/// The spill file being written.
+struct Spill {
+    writer: std::io::BufWriter<std::fs::File>,
+    path: PathBuf,
+    /// Bytes handed to the writer.
+    bytes: u64,
 }
 
 /// Longest line kept whole in a result; a longer one is cut there (a 3 MB line of `yes`
-/// output does not fill the agent's context) and kept in the spill file (up to the 64 Ki
-/// characters the renderer keeps of any line).
+/// output does not fill the agent's context) and kept whole in the spill file.
 pub const MAX_LINE_BYTES: usize = 4096;
 
 impl HeadTail {
@@ -48,41 +64,113 @@ impl HeadTail {
             total: 0,
             cut: 0,
             spill: None,
+            spill_error: None,
+            open: None,
         }
     }
 
-    /// From now on every line goes to a spill file too, the lines so far first.
-    fn start_spill(&mut self) -> Result<()> {
-        use std::io::Write;
-        if self.spill.is_some() {
-            return Ok(());
+    /// From now on every line goes to a spill file too, the lines so far first. A failure
+    /// is kept in `spill_error` (the reply still gets its lines).
+    fn start_spill(&mut self) {
+        if self.spill.is_some() || self.spill_error.is_some() {
+            return;
         }
-        let (file, path) = spill::create("exec")?;
-        let mut w = std::io::BufWriter::new(file);
-        for l in self.head.iter().chain(self.tail.iter()) {
-            let _ = writeln!(w, "{l}");
+        match spill::create("exec") {
+            Ok((file, path)) => {
+                self.spill = Some(Spill {
+                    writer: std::io::BufWriter::new(file),
+                    path,
+                    bytes: 0,
+                });
+                let lines: Vec<String> =
+                    self.head.iter().chain(self.tail.iter()).cloned().collect();
+                for l in lines {
+                    self.write(l.as_bytes(), true);
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "no spill file for an exec's output");
+                self.spill_error = Some(format!("{e}"));
+            }
         }
-        self.spill = Some((w, path));
-        Ok(())
     }
 
-    fn take(&mut self, line: &str) -> Result<()> {
+    /// Writes to the spill file, if there is one; a failure removes it and says why.
+    fn write(&mut self, bytes: &[u8], newline: bool) {
         use std::io::Write;
-        self.total += 1;
-        if self.total == self.head_max + self.tail_max + 1 || line.len() > MAX_LINE_BYTES {
+        let Some(spill) = self.spill.as_mut() else {
+            return;
+        };
+        let written = spill.writer.write_all(bytes).and_then(|()| {
+            if newline {
+                spill.writer.write_all(b"\n")
+            } else {
+                Ok(())
+            }
+        });
+        match written {
+            Ok(()) => spill.bytes += (bytes.len() + usize::from(newline)) as u64,
+            Err(e) => self.spill_failed(&e),
+        }
+    }
+
+    /// The spill file could not be written: it is removed (a short file is not the full
+    /// output) and the reply says what failed, where.
+    fn spill_failed(&mut self, e: &std::io::Error) {
+        let Some(spill) = self.spill.take() else {
+            return;
+        };
+        let Spill {
+            writer,
+            path,
+            bytes,
+        } = spill;
+        // Whatever the buffer still holds is dropped with it.
+        let (file, _) = writer.into_parts();
+        drop(file);
+        let _ = std::fs::remove_file(&path);
+        tracing::warn!(error = %e, path = %path.display(), "writing an exec's full output failed");
+        self.spill_error = Some(format!(
+            "Writing the full output to {} failed after about {bytes} bytes ({e}); the file was removed, so only the lines shown here are kept. Free space in {} and run the command again.",
+            path.display(),
+            path.parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        ));
+    }
+
+    /// Takes one line, or (`done` false) a piece of a line too long to hold, whose rest
+    /// follows.
+    fn take(&mut self, piece: &str, done: bool) {
+        let long = self.open.is_some() || !done || piece.len() > MAX_LINE_BYTES;
+        if long || self.total + 1 == self.head_max + self.tail_max + 1 {
             // From now on the output is cut: everything so far goes to the file first.
-            self.start_spill()?;
+            self.start_spill();
         }
-        if let Some((w, _)) = self.spill.as_mut() {
-            let _ = w
-                .write_all(line.as_bytes())
-                .and_then(|()| w.write_all(b"\n"));
+        self.write(piece.as_bytes(), done);
+        if !done || self.open.is_some() {
+            let (start, bytes) = self.open.get_or_insert_with(Default::default);
+            if start.len() <= MAX_LINE_BYTES {
+                let mut end = (MAX_LINE_BYTES + 1 - start.len()).min(piece.len());
+                while !piece.is_char_boundary(end) {
+                    end -= 1;
+                }
+                start.push_str(&piece[..end]);
+            }
+            *bytes += piece.len();
+            if !done {
+                return;
+            }
         }
-        let short = cut(line);
+        self.total += 1;
+        let short = match self.open.take() {
+            Some((start, bytes)) => Some(cut(&start, bytes)),
+            None => (piece.len() > MAX_LINE_BYTES).then(|| cut(piece, piece.len())),
+        };
         if short.is_some() {
             self.cut += 1;
         }
-        let kept = short.as_deref().unwrap_or(line);
+        let kept = short.as_deref().unwrap_or(piece);
         if self.head.len() < self.head_max {
             self.head.push(kept.to_string());
         } else if self.tail_max > 0 {
@@ -96,50 +184,57 @@ impl HeadTail {
             slot.push_str(kept);
             self.tail.push_back(slot);
         }
-        Ok(())
     }
 
-    fn finish(self) -> Rendered {
+    fn finish(mut self) -> Rendered {
         use std::io::Write;
+        if let Some(spill) = self.spill.as_mut()
+            && let Err(e) = spill
+                .writer
+                .flush()
+                .and_then(|()| spill.writer.get_ref().sync_data())
+        {
+            self.spill_failed(&e);
+        }
         let mut lines = self.head;
-        let mut omitted = 0;
-        let full_output_path = self.spill.map(|(mut w, path)| {
-            let _ = w.flush();
-            omitted = self.total - lines.len() - self.tail.len();
-            if omitted > 0 {
-                lines.push(format!(
+        let omitted = self.total - lines.len() - self.tail.len();
+        let full_output_path = self.spill.map(|spill| spill.path);
+        if omitted > 0 {
+            lines.push(match &full_output_path {
+                Some(path) => format!(
                     "… {omitted} lines omitted (all {} lines are in {}) …",
                     self.total,
                     path.display()
-                ));
-            }
-            path
-        });
+                ),
+                None => format!(
+                    "… {omitted} lines omitted (of {}; no full output file: see spillError) …",
+                    self.total
+                ),
+            });
+        }
         lines.extend(self.tail);
         Rendered {
             lines,
             omitted,
             cut_lines: self.cut,
             full_output_path,
+            spill_error: self.spill_error,
         }
     }
 }
 
-/// `line` cut at [`MAX_LINE_BYTES`] (on a character boundary) with a note of what is left
-/// out, or `None` when it is short enough.
-fn cut(line: &str) -> Option<String> {
-    if line.len() <= MAX_LINE_BYTES {
-        return None;
-    }
-    let mut at = MAX_LINE_BYTES;
-    while !line.is_char_boundary(at) {
+/// A line of `bytes` bytes that starts with `start` (at least [`MAX_LINE_BYTES`] of it),
+/// cut at [`MAX_LINE_BYTES`] (on a character boundary) with a note of what is left out.
+fn cut(start: &str, bytes: usize) -> String {
+    let mut at = MAX_LINE_BYTES.min(start.len());
+    while !start.is_char_boundary(at) {
         at -= 1;
     }
-    Some(format!(
+    format!(
         "{}… ({} more bytes of this line are in the full output file)",
-        &line[..at],
-        line.len() - at
-    ))
+        &start[..at],
+        bytes - at
+    )
 }
 
 /// Renders the captured bytes `from..to` a chunk at a time, keeping only the first and last
@@ -171,7 +266,6 @@ pub struct Ahead {
     pub at: u64,
     kept: HeadTail,
     cleaner: text::Cleaner,
-    failed: Option<crate::error::Error>,
 }
 
 impl Ahead {
@@ -180,8 +274,7 @@ impl Ahead {
             from,
             at: from,
             kept: HeadTail::new(max_lines),
-            cleaner: text::Cleaner::new(),
-            failed: None,
+            cleaner: text::Cleaner::whole_lines(),
         }
     }
 
@@ -193,12 +286,9 @@ impl Ahead {
 
     /// Renders `bytes`, the captured output from `self.at` on.
     pub fn feed(&mut self, bytes: &[u8]) {
-        let (kept, failed) = (&mut self.kept, &mut self.failed);
-        self.cleaner.feed(bytes, &mut |l| {
-            if let Err(e) = kept.take(l) {
-                failed.get_or_insert(e);
-            }
-        });
+        let kept = &mut self.kept;
+        self.cleaner
+            .feed_pieces(bytes, &mut |l, done| kept.take(l, done));
         self.at += bytes.len() as u64;
     }
 
@@ -218,11 +308,8 @@ impl Ahead {
             self.feed(&bytes);
         }
         let partial = self.cleaner.partial();
-        if !partial.is_empty() && drop_last != Some(partial.as_str()) {
-            self.kept.take(&partial)?;
-        }
-        if let Some(e) = self.failed {
-            return Err(e);
+        if self.cleaner.pieced() || (!partial.is_empty() && drop_last != Some(partial.as_str())) {
+            self.kept.take(&partial, true);
         }
         Ok(self.kept.finish())
     }

@@ -296,6 +296,12 @@ pub struct Session {
     pub(crate) hooked: bool,
     /// When the main process started (with `pid`, names it for good).
     pid_start: Option<u64>,
+    /// This incarnation's marker value: everything it starts carries it (see
+    /// [`crate::exec::marker`]), so what left its tree is ended too.
+    mark: String,
+    /// What carried the marker and could not be ended when the session was killed (`None`
+    /// until it was).
+    survivors: Mutex<Option<Vec<crate::exec::marker::Survivor>>>,
     state: Arc<Mutex<State>>,
     input: std::sync::mpsc::Sender<WriteJob>,
     master: Mutex<Box<dyn MasterPty + Send>>,
@@ -368,6 +374,9 @@ impl Session {
         for k in &integration_remove {
             cmd.env_remove(k);
         }
+        // Last: the marker is the server's, whatever the session's env said.
+        let mark = crate::exec::marker::for_session();
+        cmd.env(crate::exec::marker::MARKER, &mark);
         let mut child = pair.slave.spawn_command(cmd).map_err(|e| {
             Error::Other(format!(
                 "Could not start `{}` in {} ({e}); check the shell and the working directory.",
@@ -485,6 +494,8 @@ impl Session {
             started: now,
             hooked,
             pid_start: platform::process_start_time(pid),
+            mark,
+            survivors: Mutex::new(None),
             state,
             input,
             master: Mutex::new(pair.master),
@@ -654,9 +665,30 @@ impl Session {
         super::screen::plain_text(&self.state().emu)
     }
 
+    /// The screen as plain text once an exited program's last bytes are in (see
+    /// [`Session::drained`]): the last screen of a shell that exited by itself.
+    pub fn last_screen_text(&self) -> String {
+        super::screen::plain_text(&self.drained().emu)
+    }
+
+    /// The state, once everything the exited main process printed has been read and fed to
+    /// the emulator: its exit can be reaped before the reader has its last bytes, so this
+    /// waits for the end of the output, at most [`DRAIN_GRACE`] after the exit (a background
+    /// child may hold the terminal open). A running program is not waited for.
+    fn drained(&self) -> MutexGuard<'_, State> {
+        loop {
+            let s = self.state();
+            if s.exited_at.is_none() || s.gone() {
+                return s;
+            }
+            drop(s);
+            std::thread::sleep(Duration::from_micros(500));
+        }
+    }
+
     /// The session as it is now, to remember once it ended.
     pub fn last_look(&self) -> LastLook {
-        let s = self.state();
+        let s = self.drained();
         let grid = s.emu.term().grid();
         LastLook {
             text: super::screen::plain_text(&s.emu),
@@ -751,7 +783,18 @@ impl Session {
         Ok(())
     }
 
-    /// Kills the whole process tree and waits (bounded) until the main process is reaped.
+    /// Processes the session started that could not be ended when it was killed (by pid and
+    /// command line): a reply names them instead of saying they are gone.
+    pub fn survivors(&self) -> Vec<crate::exec::marker::Survivor> {
+        self.survivors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or_default()
+    }
+
+    /// Kills the whole process tree, and what left it carrying the session's marker, and
+    /// waits (bounded) until the main process is reaped.
     pub(crate) async fn kill(&self) {
         self.close_attach();
         if self.exit().is_none() {
@@ -759,6 +802,16 @@ impl Session {
         }
         // What the shell left behind in its terminal session, even after it exited.
         platform::kill_session(self.pid, self.pid_start);
+        // What left the session too (`setsid -f`, a double fork) still carries the marker.
+        let survivors = crate::exec::marker::end(&self.mark).await;
+        if !survivors.is_empty() {
+            tracing::warn!(
+                "session {}: could not end {}",
+                self.id,
+                crate::exec::marker::describe(&survivors)
+            );
+        }
+        *self.survivors.lock().unwrap_or_else(|e| e.into_inner()) = Some(survivors);
         let reaped = super::waiter::Waiter::new(self)
             .until(Instant::now() + Duration::from_secs(3))
             .run(|_| match self.exit() {
@@ -781,12 +834,21 @@ impl Drop for Session {
     /// on the blocking pool (which the runtime finishes before it ends), else right here.
     fn drop(&mut self) {
         let (pid, start) = (self.pid, self.pid_start);
+        let mark = std::mem::take(&mut self.mark);
+        // Killed already (the usual way): its marker was swept then.
+        let killed = match self.survivors.get_mut() {
+            Ok(survivors) => survivors.is_some(),
+            Err(_) => true,
+        };
         let running = lock(&self.state).exit.is_none();
         let kill = move || {
             if running {
                 platform::kill_tree(pid);
             }
             platform::kill_session(pid, start);
+            if !killed {
+                crate::exec::marker::end_blocking(&mark, false);
+            }
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => drop(runtime.spawn_blocking(kill)),

@@ -19,6 +19,11 @@ pub struct Cleaner {
     utf8_need: usize,
     /// The completed line handed to `emit`, reused so lines cost no allocation.
     scratch: String,
+    /// A line that outgrows [`MAX_LINE_CHARS`] is handed on in pieces instead of cut
+    /// ([`Cleaner::whole_lines`]).
+    pieces: bool,
+    /// Pieces of the current line were handed on already.
+    pieced: bool,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -44,8 +49,27 @@ impl Cleaner {
         Self::default()
     }
 
+    /// A cleaner that loses nothing of a long line: once a line holds [`MAX_LINE_CHARS`]
+    /// characters and more are appended at its end, what it holds is handed on as a piece
+    /// ([`Cleaner::feed_pieces`]) and the line goes on from there. A `\r`, backspace or
+    /// cursor move after that acts on the part not yet handed on (a terminal, which wraps
+    /// such a line over many rows, would not bring it back either).
+    pub fn whole_lines() -> Self {
+        Cleaner {
+            pieces: true,
+            ..Self::default()
+        }
+    }
+
     /// Feeds bytes; every completed line is passed to `emit` (trailing spaces trimmed).
     pub fn feed(&mut self, bytes: &[u8], emit: &mut impl FnMut(&str)) {
+        self.feed_pieces(bytes, &mut |l, _| emit(l));
+    }
+
+    /// Feeds bytes; `emit(text, done)` gets every completed line (`done`, trailing spaces
+    /// trimmed) and, from a [`Cleaner::whole_lines`] cleaner, the pieces of a line too long
+    /// to hold (`!done`, as they are: the line's rest follows).
+    pub fn feed_pieces(&mut self, bytes: &[u8], emit: &mut impl FnMut(&str, bool)) {
         let mut i = 0;
         while i < bytes.len() {
             // The common case, taken in runs: printable ASCII appended at the end of the line.
@@ -59,7 +83,13 @@ impl Cleaner {
                     self.line
                         .extend(bytes[i..i + take].iter().map(|&b| b as char));
                     self.col += take;
-                    i += run;
+                    if take < run && self.pieces {
+                        // Full: hand the line on and go on with the rest of the run.
+                        self.hand_on(emit);
+                        i += take;
+                    } else {
+                        i += run;
+                    }
                     continue;
                 }
             }
@@ -68,13 +98,29 @@ impl Cleaner {
         }
     }
 
-    /// The current incomplete line.
+    /// The current incomplete line (its part not handed on yet, from a
+    /// [`Cleaner::whole_lines`] cleaner).
     pub fn partial(&self) -> String {
         let s: String = self.line.iter().collect();
         s.trim_end().to_string()
     }
 
-    fn byte(&mut self, b: u8, emit: &mut impl FnMut(&str)) {
+    /// Pieces of the current incomplete line were handed on already.
+    pub fn pieced(&self) -> bool {
+        self.pieced
+    }
+
+    /// Hands on the line held so far as a piece: it is full and more is appended.
+    fn hand_on(&mut self, emit: &mut impl FnMut(&str, bool)) {
+        self.scratch.clear();
+        self.scratch.extend(&self.line);
+        emit(&self.scratch, false);
+        self.line.clear();
+        self.col = 0;
+        self.pieced = true;
+    }
+
+    fn byte(&mut self, b: u8, emit: &mut impl FnMut(&str, bool)) {
         match self.esc {
             Esc::Ground => {}
             Esc::Escape => {
@@ -128,13 +174,13 @@ impl Cleaner {
                         .unwrap_or('\u{fffd}');
                     self.utf8.clear();
                     self.utf8_need = 0;
-                    self.put(c);
+                    self.put(c, emit);
                 }
                 return;
             }
             self.utf8.clear();
             self.utf8_need = 0;
-            self.put('\u{fffd}');
+            self.put('\u{fffd}', emit);
         }
         match b {
             0x1b => self.esc = Esc::Escape,
@@ -149,11 +195,11 @@ impl Cleaner {
                 self.col = next;
             }
             0x00..=0x1f | 0x7f => {}
-            0x20..=0x7e => self.put(b as char),
+            0x20..=0x7e => self.put(b as char, emit),
             0xc2..=0xdf => self.start_utf8(b, 2),
             0xe0..=0xef => self.start_utf8(b, 3),
             0xf0..=0xf4 => self.start_utf8(b, 4),
-            _ => self.put('\u{fffd}'),
+            _ => self.put('\u{fffd}', emit),
         }
     }
 
@@ -163,9 +209,12 @@ impl Cleaner {
         self.utf8_need = len;
     }
 
-    fn put(&mut self, c: char) {
+    fn put(&mut self, c: char, emit: &mut impl FnMut(&str, bool)) {
         if self.col >= MAX_LINE_CHARS {
-            return;
+            if !(self.pieces && self.col == self.line.len()) {
+                return;
+            }
+            self.hand_on(emit);
         }
         if self.col < self.line.len() {
             self.line[self.col] = c;
@@ -178,7 +227,7 @@ impl Cleaner {
         self.col += 1;
     }
 
-    fn newline(&mut self, emit: &mut impl FnMut(&str)) {
+    fn newline(&mut self, emit: &mut impl FnMut(&str, bool)) {
         let end = self
             .line
             .iter()
@@ -186,9 +235,10 @@ impl Cleaner {
             .map_or(0, |i| i + 1);
         self.scratch.clear();
         self.scratch.extend(&self.line[..end]);
-        emit(&self.scratch);
+        emit(&self.scratch, true);
         self.line.clear();
         self.col = 0;
+        self.pieced = false;
     }
 
     fn csi(&mut self, fin: u8) {
@@ -294,6 +344,29 @@ mod tests {
         c.feed(b"x\x1b[3", &mut |l| lines.push(l.to_string()));
         c.feed(b"1my\n", &mut |l| lines.push(l.to_string()));
         assert_eq!(lines, vec!["xy"]);
+    }
+
+    #[test]
+    fn a_whole_lines_cleaner_hands_on_a_long_line_in_pieces_and_loses_nothing() {
+        let mut long = "é".repeat(MAX_LINE_CHARS - 1);
+        long.push_str(&"x".repeat(2 * MAX_LINE_CHARS + 17));
+        long.push_str("end  ");
+        let mut c = Cleaner::whole_lines();
+        let mut got = Vec::new();
+        for chunk in format!("{long}\r\nshort\n").as_bytes().chunks(5000) {
+            c.feed_pieces(chunk, &mut |l, done| got.push((l.to_string(), done)));
+        }
+        let (pieces, done): (Vec<_>, Vec<_>) = got.into_iter().unzip();
+        assert_eq!(done, [false, false, false, true, true]);
+        assert_eq!(
+            pieces[..4].concat(),
+            long.trim_end(),
+            "every character, in order"
+        );
+        assert_eq!(pieces[4], "short");
+        // The plain cleaner still cuts at the cap.
+        let plain = render(format!("{long}\n").as_bytes());
+        assert_eq!(plain[0].chars().count(), MAX_LINE_CHARS);
     }
 
     #[test]

@@ -72,7 +72,8 @@ pub fn render(session: &Session, path: &Path) -> Vec<u8> {
 }
 
 /// Writes `body` to `path`: created exclusively (`O_EXCL|O_NOFOLLOW`), or with `overwrite`
-/// an existing regular file truncated (`O_NOFOLLOW`: a symlink is still refused).
+/// an existing regular file truncated (`O_NOFOLLOW`: a symlink is still refused). A write
+/// that fails (a full disk) removes the short file.
 pub fn save(path: &Path, body: &[u8], overwrite: bool) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true);
@@ -92,8 +93,12 @@ pub fn save(path: &Path, body: &[u8], overwrite: bool) -> std::io::Result<()> {
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::other("it is not a regular file"));
     }
-    file.write_all(body)?;
-    file.sync_all()
+    let written = file.write_all(body).and_then(|()| file.sync_all());
+    if written.is_err() {
+        // A short transcript is not the transcript: the caller keeps it elsewhere.
+        let _ = std::fs::remove_file(path);
+    }
+    written
 }
 
 /// asciicast v2: a header line, then one `[seconds, "o", text]` event per output chunk.

@@ -1,0 +1,93 @@
+//! The undertaker: a small process that outlives the server by a moment and ends what it
+//! started, however the server died (`kill -9` included).
+//!
+//! A one-shot child dies with the server through its parent-death signal
+//! ([`super::spawner`]), but that reaches the child only: what it started (a `subprocess`
+//! of `run_python`, the command under a shell) would live on, as would a session's process
+//! that ignores the hang-up (`nohup`, `setsid -f`). So at start-up, while the server is
+//! still one thread, [`start`] forks this process. It keeps only the read end of a pipe
+//! whose write end the server holds (close-on-exec: no child inherits it), leaves the
+//! server's session and process group (a signal to those does not reach it) and waits for
+//! end of file there — the server is gone, whatever way it went. Then it kills every process
+//! carrying one of the server's markers ([`super::marker`]: `TERMPILOT_RUN_ID=<server pid>.…`)
+//! and exits. Detached jobs carry none and survive, as they should.
+//!
+//! Linux only. If the process is not single-threaded by then, or the fork fails, the server
+//! runs without it (logged).
+
+/// Forks the undertaker. Call once, before any thread is started.
+pub fn start() {
+    #[cfg(target_os = "linux")]
+    if let Err(why) = fork_it() {
+        tracing::warn!(
+            "no undertaker: {why}; what one-shot commands start may outlive a killed server"
+        );
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn fork_it() -> Result<(), String> {
+    let threads = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Threads:"))
+                .and_then(|n| n.trim().parse::<u32>().ok())
+        });
+    if threads != Some(1) {
+        return Err(format!("the process has {threads:?} threads, not one"));
+    }
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array we own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(format!("pipe2: {}", std::io::Error::last_os_error()));
+    }
+    let server = std::process::id();
+    // SAFETY: the process is single-threaded (checked above), so the child may run any code.
+    match unsafe { libc::fork() } {
+        -1 => Err(format!("fork: {}", std::io::Error::last_os_error())),
+        0 => {
+            // SAFETY: descriptors of this (child) process only.
+            unsafe { libc::close(fds[1]) };
+            watch(fds[0], server)
+        }
+        _ => {
+            // The write end stays open for the server's life; the read end is the child's.
+            // SAFETY: closing our copy of the read end.
+            unsafe { libc::close(fds[0]) };
+            Ok(())
+        }
+    }
+}
+
+/// The undertaker's life: wait for the server to go, end what it started, exit.
+#[cfg(target_os = "linux")]
+fn watch(pipe: i32, server: u32) -> ! {
+    // SAFETY: plain system calls on this process's own descriptors and signal dispositions.
+    unsafe {
+        // stdin and stdout are the protocol's and stderr the client's log: hold none of them,
+        // nor anything else of the server's.
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        for fd in 0..3 {
+            libc::dup2(null, fd);
+        }
+        libc::dup2(pipe, 3);
+        libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32);
+        libc::setsid();
+        for signal in [libc::SIGINT, libc::SIGHUP, libc::SIGPIPE, libc::SIGQUIT] {
+            libc::signal(signal, libc::SIG_IGN);
+        }
+        let name = c"termpilot-undertaker";
+        libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0);
+        let mut byte = 0u8;
+        loop {
+            let n = libc::read(3, (&raw mut byte).cast(), 1);
+            if n == 0 || (n < 0 && *libc::__errno_location() != libc::EINTR) {
+                break;
+            }
+        }
+    }
+    super::marker::end_blocking(&format!("{server}."), true);
+    // SAFETY: ending this process without running the server's exit handlers.
+    unsafe { libc::_exit(0) }
+}
