@@ -96,6 +96,19 @@ struct Reserved {
     shape: Shape,
     why: String,
     last_screen: String,
+    at: std::time::SystemTime,
+}
+
+/// A reserved id: a session that ended without being stopped (see [`SessionManager::reserved`]).
+#[derive(Debug, Clone)]
+pub struct ReservedSummary {
+    pub id: String,
+    pub name: Option<String>,
+    /// Why it ended, e.g. `it was idle for more than 6 h`.
+    pub why: String,
+    /// The program of a command session (which is not started again on its own).
+    pub command: Option<String>,
+    pub at: std::time::SystemTime,
 }
 
 #[derive(Default)]
@@ -432,6 +445,17 @@ impl SessionManager {
         let Some(reserved) = taken else {
             return Err(Error::UnknownSession(id.to_string()));
         };
+        if let Some(command) = &reserved.shape.command {
+            // A command session's program is not run again on its own: the id is released.
+            self.changed();
+            let closed = match reserved.why.strip_prefix("it was idle for more than ") {
+                Some(idle) => format!("was closed after sitting idle for more than {idle}"),
+                None => format!("was closed ({})", reserved.why),
+            };
+            return Err(Error::Other(format!(
+                "Session {id} ran `{command}` and {closed}; it was not restarted (a command session's program is not run again on its own), and its id is now released. Start it again with terminal_start."
+            )));
+        }
         if let Err(e) = self.spawn_reserved(id, reserved.shape.clone()) {
             // The id stays reserved: a later call may try again.
             let mut inner = self.inner();
@@ -527,6 +551,24 @@ impl SessionManager {
             .iter()
             .find(|s| s.id == id || s.shape.name.as_deref() == Some(id))
             .cloned()
+    }
+
+    /// The reserved ids (sessions that ended without being stopped), oldest first.
+    pub fn reserved(&self) -> Vec<ReservedSummary> {
+        let mut all: Vec<ReservedSummary> = self
+            .inner()
+            .reserved
+            .iter()
+            .map(|(id, r)| ReservedSummary {
+                id: id.clone(),
+                name: r.shape.name.clone(),
+                why: r.why.clone(),
+                command: r.shape.command.clone(),
+                at: r.at,
+            })
+            .collect();
+        all.sort_by_key(|r| r.at);
+        all
     }
 
     /// Every live session, oldest first.
@@ -651,12 +693,19 @@ fn reserve(inner: &mut Inner, session: &Session, why: String, last_screen: Strin
     {
         inner.reserved.remove(&oldest);
     }
+    // A resize since the start outlives the session: the fresh one gets the size it had.
+    let mut shape = session.shape.clone();
+    let (rows, cols) = session.screen_size();
+    if let (Ok(rows), Ok(cols)) = (u16::try_from(rows), u16::try_from(cols)) {
+        shape.size = crate::session::emulator::Size { cols, rows };
+    }
     inner.reserved.insert(
         session.id.clone(),
         Reserved {
-            shape: session.shape.clone(),
+            shape,
             why,
             last_screen,
+            at: std::time::SystemTime::now(),
         },
     );
 }
