@@ -102,9 +102,19 @@ async fn e2e_per_session_tools_refuse_to_run_without_session_id() {
 async fn e2e_type_press_enter_read_shows_output() {
     let s = server().await;
     let id = create(&s, json!({})).await;
-    let r = call(&s, "terminal_type", json!({"sessionId": id, "text": "echo e2e-marker"})).await;
+    let r = call(
+        &s,
+        "terminal_type",
+        json!({"sessionId": id, "text": "echo e2e-marker"}),
+    )
+    .await;
     assert!(!r.is_error, "{}", r.text);
-    let r = call(&s, "terminal_press", json!({"sessionId": id, "key": "Enter"})).await;
+    let r = call(
+        &s,
+        "terminal_press",
+        json!({"sessionId": id, "key": "Enter"}),
+    )
+    .await;
     assert!(!r.is_error, "{}", r.text);
     let r = call(&s, "terminal_read", json!({"sessionId": id})).await;
     assert!(!r.is_error && r.text.contains("e2e-marker"), "{}", r.text);
@@ -116,7 +126,12 @@ async fn e2e_type_press_enter_read_shows_output() {
 async fn e2e_resize_updates_the_terminal_and_shell_sees_it() {
     let s = server().await;
     let id = create(&s, json!({})).await;
-    let r = call(&s, "terminal_resize", json!({"sessionId": id, "cols": 70, "rows": 18})).await;
+    let r = call(
+        &s,
+        "terminal_resize",
+        json!({"sessionId": id, "cols": 70, "rows": 18}),
+    )
+    .await;
     assert!(!r.is_error && r.text.contains("70x18"), "{}", r.text);
     let r = call(
         &s,
@@ -166,7 +181,12 @@ async fn e2e_soft_reset_preserves_shell_hard_reset_replaces_it() {
     type_in(&s, id, "echo $$\n").await;
     let soft = call(&s, "terminal_reset", json!({"sessionId": id})).await;
     assert!(soft.text.contains("Soft reset"), "{}", soft.text);
-    let hard = call(&s, "terminal_reset", json!({"sessionId": id, "hardReset": true})).await;
+    let hard = call(
+        &s,
+        "terminal_reset",
+        json!({"sessionId": id, "hardReset": true}),
+    )
+    .await;
     assert!(hard.text.contains("Hard reset"), "{}", hard.text);
     s.stop().await;
 }
@@ -179,7 +199,12 @@ async fn e2e_screenshot_with_file_path_writes_a_png() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("shot.png");
     let p = path.to_str().unwrap();
-    let r = call(&s, "terminal_screenshot", json!({"sessionId": id, "filePath": p})).await;
+    let r = call(
+        &s,
+        "terminal_screenshot",
+        json!({"sessionId": id, "filePath": p}),
+    )
+    .await;
     assert!(!r.is_error, "{}", r.text);
     assert!(r.text.contains(&format!("Saved to {p}")), "{}", r.text);
     assert_eq!(r.images, 0);
@@ -195,8 +220,17 @@ async fn e2e_read_marks_the_cursor_inline_and_can_opt_out() {
     let id = create(&s, json!({})).await;
     type_in(&s, id, "echo cursor-marker-test\n").await;
     let with = call(&s, "terminal_read", json!({"sessionId": id})).await;
-    assert!(with.text.contains('▌') && with.text.contains("cursor marked with"), "{}", with.text);
-    let without = call(&s, "terminal_read", json!({"sessionId": id, "cursor": false})).await;
+    assert!(
+        with.text.contains('▌') && with.text.contains("cursor marked with"),
+        "{}",
+        with.text
+    );
+    let without = call(
+        &s,
+        "terminal_read",
+        json!({"sessionId": id, "cursor": false}),
+    )
+    .await;
     assert!(
         !without.text.contains('▌') && !without.text.contains("cursor marked with"),
         "{}",
@@ -218,7 +252,11 @@ async fn e2e_cursor_marker_goes_in_front_of_the_character() {
     )
     .await;
     assert!(r.text.contains("abc▌def"), "{}", r.text);
-    assert!(r.text.contains("inserted in front of the \"d\" it is on"), "{}", r.text);
+    assert!(
+        r.text.contains("inserted in front of the \"d\" it is on"),
+        "{}",
+        r.text
+    );
     s.stop().await;
 }
 
@@ -248,7 +286,11 @@ async fn e2e_omits_the_cursor_marker_while_hidden() {
     assert!(re.is_match(&hidden.text), "{}", hidden.text);
     assert!(!hidden.text.contains('▌'), "{}", hidden.text);
     let shown = type_in(&s, id, "printf '\\033[?25h'\n").await;
-    assert!(!shown.text.contains("(hidden)") && shown.text.contains('▌'), "{}", shown.text);
+    assert!(
+        !shown.text.contains("(hidden)") && shown.text.contains('▌'),
+        "{}",
+        shown.text
+    );
     s.stop().await;
 }
 
@@ -264,7 +306,11 @@ async fn e2e_sends_arrow_keys_in_application_cursor_form() {
         json!({"sessionId": id, "key": "ArrowUp", "idleMs": 300, "maxWaitMs": 3000}),
     )
     .await;
-    assert!(r.text.contains("^[OA") && !r.text.contains("^[[A"), "{}", r.text);
+    assert!(
+        r.text.contains("^[OA") && !r.text.contains("^[[A"),
+        "{}",
+        r.text
+    );
     s.stop().await;
 }
 
@@ -275,7 +321,13 @@ async fn e2e_type_returns_gracefully_when_the_shell_exits_mid_settle() {
     let id = create(&s, json!({"label": "will-exit"})).await;
     let r = type_in(&s, id, "exit\n").await;
     assert!(!r.is_error, "{}", r.text);
-    assert!(r.text.to_lowercase().contains("shell exited during this call"), "{}", r.text);
+    assert!(
+        r.text
+            .to_lowercase()
+            .contains("shell exited during this call"),
+        "{}",
+        r.text
+    );
     s.stop().await;
 }
 
@@ -287,8 +339,19 @@ async fn e2e_auto_respawns_the_shell_when_it_died_between_calls() {
     type_in(&s, id, "exit\n").await;
     let r = type_in(&s, id, "echo after-respawn\n").await;
     assert!(r.is_error, "{}", r.text);
-    assert!(r.text.contains(&format!("Session {id} (\"will-die\")'s shell exited")), "{}", r.text);
-    assert!(r.text.to_lowercase().contains("fresh shell has been spawned"), "{}", r.text);
+    assert!(
+        r.text
+            .contains(&format!("Session {id} (\"will-die\")'s shell exited")),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text
+            .to_lowercase()
+            .contains("fresh shell has been spawned"),
+        "{}",
+        r.text
+    );
     let r2 = type_in(&s, id, "echo after-respawn-2\n").await;
     assert!(!r2.is_error, "{}", r2.text);
     let read = call(&s, "terminal_read", json!({"sessionId": id})).await;
@@ -307,10 +370,28 @@ async fn e2e_paginated_read_returns_earlier_window() {
         json!({"sessionId": id, "text": "i=1; while [ $i -le 150 ]; do echo line$i; i=$((i+1)); done\n", "idleMs": 500, "maxWaitMs": 6000}),
     )
     .await;
-    let page0 = call(&s, "terminal_read", json!({"sessionId": id, "rows": 30, "page": 0})).await;
-    let page2 = call(&s, "terminal_read", json!({"sessionId": id, "rows": 30, "page": 2})).await;
-    assert!(page0.text.contains("line150") || page0.text.contains("line149"), "{}", page0.text);
-    assert!(!page2.text.contains("line150") && page2.text.contains("line"), "{}", page2.text);
+    let page0 = call(
+        &s,
+        "terminal_read",
+        json!({"sessionId": id, "rows": 30, "page": 0}),
+    )
+    .await;
+    let page2 = call(
+        &s,
+        "terminal_read",
+        json!({"sessionId": id, "rows": 30, "page": 2}),
+    )
+    .await;
+    assert!(
+        page0.text.contains("line150") || page0.text.contains("line149"),
+        "{}",
+        page0.text
+    );
+    assert!(
+        !page2.text.contains("line150") && page2.text.contains("line"),
+        "{}",
+        page2.text
+    );
     s.stop().await;
 }
 
@@ -347,8 +428,17 @@ async fn errors_cols_0_in_resize_is_rejected() {
 async fn errors_unknown_key_is_an_error_and_the_server_goes_on() {
     let s = server().await;
     let id = create(&s, json!({})).await;
-    let r = call(&s, "terminal_press", json!({"sessionId": id, "key": "NotARealKey"})).await;
-    assert!(r.is_error && r.text.to_lowercase().contains("unknown key"), "{}", r.text);
+    let r = call(
+        &s,
+        "terminal_press",
+        json!({"sessionId": id, "key": "NotARealKey"}),
+    )
+    .await;
+    assert!(
+        r.is_error && r.text.to_lowercase().contains("unknown key"),
+        "{}",
+        r.text
+    );
     let r = call(&s, "terminal_read", json!({"sessionId": id})).await;
     assert!(!r.is_error, "{}", r.text);
     s.stop().await;
@@ -376,8 +466,17 @@ async fn errors_hard_reset_to_a_missing_cwd_does_not_crash() {
 #[tokio::test]
 async fn multi_session_unknown_session_id_is_a_clean_error() {
     let s = server().await;
-    let r = call(&s, "terminal_type", json!({"sessionId": 999, "text": "echo no\n"})).await;
-    assert!(r.is_error && r.text.contains("Unknown sessionId 999"), "{}", r.text);
+    let r = call(
+        &s,
+        "terminal_type",
+        json!({"sessionId": 999, "text": "echo no\n"}),
+    )
+    .await;
+    assert!(
+        r.is_error && r.text.contains("Unknown sessionId 999"),
+        "{}",
+        r.text
+    );
     s.stop().await;
 }
 
@@ -390,7 +489,11 @@ async fn multi_session_two_creates_both_listed() {
     assert_ne!(a, b);
     let l = call(&s, "terminal_list", json!({})).await;
     assert!(l.text.contains("2 live session(s)"), "{}", l.text);
-    assert!(l.text.contains(&format!("[{a} (\"a\")]")) && l.text.contains(&format!("[{b} (\"b\")]")), "{}", l.text);
+    assert!(
+        l.text.contains(&format!("[{a} (\"a\")]")) && l.text.contains(&format!("[{b} (\"b\")]")),
+        "{}",
+        l.text
+    );
     s.stop().await;
 }
 
@@ -403,9 +506,17 @@ async fn multi_session_typing_keeps_state_independent() {
     type_in(&s, a, "echo only-in-a\n").await;
     type_in(&s, b, "echo only-in-b\n").await;
     let ra = call(&s, "terminal_read", json!({"sessionId": a})).await;
-    assert!(ra.text.contains("only-in-a") && !ra.text.contains("only-in-b"), "{}", ra.text);
+    assert!(
+        ra.text.contains("only-in-a") && !ra.text.contains("only-in-b"),
+        "{}",
+        ra.text
+    );
     let rb = call(&s, "terminal_read", json!({"sessionId": b})).await;
-    assert!(rb.text.contains("only-in-b") && !rb.text.contains("only-in-a"), "{}", rb.text);
+    assert!(
+        rb.text.contains("only-in-b") && !rb.text.contains("only-in-a"),
+        "{}",
+        rb.text
+    );
     s.stop().await;
 }
 
@@ -415,7 +526,11 @@ async fn multi_session_typing_keeps_state_independent() {
 async fn multi_session_create_includes_the_label() {
     let s = server().await;
     let r = call(&s, "terminal_create", json!({"label": "first"})).await;
-    assert!(r.text.starts_with("Created session 1 (\"first\")."), "{}", r.text);
+    assert!(
+        r.text.starts_with("Created session 1 (\"first\")."),
+        "{}",
+        r.text
+    );
     assert!(r.text.contains("[1 (\"first\")]"), "{}", r.text);
     s.stop().await;
 }
@@ -432,7 +547,11 @@ async fn attach_info_command_note_and_socket() {
     assert!(r.text.contains("attach 1 "), "{}", r.text);
     assert!(r.text.contains("Ctrl+]"), "{}", r.text);
     assert!(r.text.contains("FOR THE HUMAN USER"), "{}", r.text);
-    assert!(r.text.contains("Do NOT run this command yourself"), "{}", r.text);
+    assert!(
+        r.text.contains("Do NOT run this command yourself"),
+        "{}",
+        r.text
+    );
     let socket = r
         .text
         .split_whitespace()
@@ -441,7 +560,10 @@ async fn attach_info_command_note_and_socket() {
         .map(|w| w.trim_matches('\''))
         .unwrap_or_else(|| panic!("no --socket in {}", r.text));
     use std::os::unix::fs::FileTypeExt;
-    assert!(std::fs::metadata(socket).unwrap().file_type().is_socket(), "{socket}");
+    assert!(
+        std::fs::metadata(socket).unwrap().file_type().is_socket(),
+        "{socket}"
+    );
     s.stop().await;
 }
 
@@ -456,12 +578,22 @@ async fn command_reports_exit_status_and_keeps_the_final_screen() {
         json!({"command": "echo building; sleep 0.5; echo \"failed: 2 errors\"; exit 3"}),
     )
     .await;
-    let w = call(&s, "terminal_wait", json!({"sessionId": id, "timeoutMs": 10000})).await;
+    let w = call(
+        &s,
+        "terminal_wait",
+        json!({"sessionId": id, "timeoutMs": 10000}),
+    )
+    .await;
     assert!(!w.is_error, "{}", w.text);
-    assert!(w.text.contains("The command exited (exit code 3)"), "{}", w.text);
+    assert!(
+        w.text.contains("The command exited (exit code 3)"),
+        "{}",
+        w.text
+    );
     assert!(has_line(&w.text, "failed: 2 errors"), "{}", w.text);
     let r = call(&s, "terminal_read", json!({"sessionId": id})).await;
-    let re = regex::Regex::new(r"The command exited \(exit code 3\) at .*this is its final screen").unwrap();
+    let re = regex::Regex::new(r"The command exited \(exit code 3\) at .*this is its final screen")
+        .unwrap();
     assert!(!r.is_error && re.is_match(&r.text), "{}", r.text);
     assert!(has_line(&r.text, "building"), "{}", r.text);
     let shot = call(&s, "terminal_screenshot", json!({"sessionId": id})).await;
@@ -477,13 +609,27 @@ async fn command_reports_exit_status_and_keeps_the_final_screen() {
 async fn command_refuses_input_once_exited() {
     let s = server().await;
     let id = create(&s, json!({"command": "echo once; exit 5"})).await;
-    call(&s, "terminal_wait", json!({"sessionId": id, "timeoutMs": 10000})).await;
+    call(
+        &s,
+        "terminal_wait",
+        json!({"sessionId": id, "timeoutMs": 10000}),
+    )
+    .await;
     let t = type_in(&s, id, "anything\n").await;
     assert!(t.is_error, "{}", t.text);
     assert!(t.text.contains("which exited (exit code 5)"), "{}", t.text);
-    assert!(t.text.contains("hardReset: true runs the command again"), "{}", t.text);
+    assert!(
+        t.text.contains("hardReset: true runs the command again"),
+        "{}",
+        t.text
+    );
     let r = call(&s, "terminal_read", json!({"sessionId": id})).await;
-    assert_eq!(r.text.lines().filter(|l| *l == "once").count(), 1, "{}", r.text);
+    assert_eq!(
+        r.text.lines().filter(|l| *l == "once").count(),
+        1,
+        "{}",
+        r.text
+    );
     s.stop().await;
 }
 
@@ -492,13 +638,32 @@ async fn command_refuses_input_once_exited() {
 async fn command_runs_again_on_a_hard_reset() {
     let s = server().await;
     let id = create(&s, json!({"command": "echo run-$$; exit 1"})).await;
-    call(&s, "terminal_wait", json!({"sessionId": id, "timeoutMs": 10000})).await;
+    call(
+        &s,
+        "terminal_wait",
+        json!({"sessionId": id, "timeoutMs": 10000}),
+    )
+    .await;
     let re = regex::Regex::new(r"run-\d+").unwrap();
     let first = call(&s, "terminal_read", json!({"sessionId": id})).await;
     let first = re.find(&first.text).expect("run-N").as_str().to_string();
-    let reset = call(&s, "terminal_reset", json!({"sessionId": id, "hardReset": true})).await;
-    assert!(reset.text.contains("running `echo run-$$; exit 1` again"), "{}", reset.text);
-    call(&s, "terminal_wait", json!({"sessionId": id, "timeoutMs": 10000})).await;
+    let reset = call(
+        &s,
+        "terminal_reset",
+        json!({"sessionId": id, "hardReset": true}),
+    )
+    .await;
+    assert!(
+        reset.text.contains("running `echo run-$$; exit 1` again"),
+        "{}",
+        reset.text
+    );
+    call(
+        &s,
+        "terminal_wait",
+        json!({"sessionId": id, "timeoutMs": 10000}),
+    )
+    .await;
     let second = call(&s, "terminal_read", json!({"sessionId": id})).await;
     let second = re.find(&second.text).expect("run-N").as_str().to_string();
     assert_ne!(first, second);
@@ -510,7 +675,12 @@ async fn command_runs_again_on_a_hard_reset() {
 async fn command_reports_a_timeout_while_running() {
     let s = server().await;
     let id = create(&s, json!({"command": "sleep 30"})).await;
-    let r = call(&s, "terminal_wait", json!({"sessionId": id, "timeoutMs": 500})).await;
+    let r = call(
+        &s,
+        "terminal_wait",
+        json!({"sessionId": id, "timeoutMs": 500}),
+    )
+    .await;
     let re = regex::Regex::new(r"Timed out after \d+ms: the command is still running").unwrap();
     assert!(re.is_match(&r.text), "{}", r.text);
     s.stop().await;
@@ -536,10 +706,17 @@ async fn command_is_not_restarted_after_being_idle_closed() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
-    assert!(listed.contains(&format!("[{id}] closed: idle-killed")), "{listed}");
+    assert!(
+        listed.contains(&format!("[{id}] closed: idle-killed")),
+        "{listed}"
+    );
     let r = call(&s, "terminal_read", json!({"sessionId": id})).await;
     assert!(r.is_error, "{}", r.text);
-    assert!(r.text.contains("closed after sitting idle") && r.text.contains("was not restarted"), "{}", r.text);
+    assert!(
+        r.text.contains("closed after sitting idle") && r.text.contains("was not restarted"),
+        "{}",
+        r.text
+    );
     let again = call(&s, "terminal_read", json!({"sessionId": id})).await;
     assert!(again.text.contains("Unknown sessionId"), "{}", again.text);
     s.stop().await;
@@ -564,15 +741,19 @@ async fn env_sets_variables_for_a_command_session() {
         json!({"command": "echo v=$TERMINAL_USE_TEST_VAR", "env": {"TERMINAL_USE_TEST_VAR": "cmd-env"}}),
     )
     .await;
-    let r = call(&s, "terminal_wait", json!({"sessionId": id, "timeoutMs": 10000})).await;
+    let r = call(
+        &s,
+        "terminal_wait",
+        json!({"sessionId": id, "timeoutMs": 10000}),
+    )
+    .await;
     assert!(has_line(&r.text, "v=cmd-env"), "{}", r.text);
     s.stop().await;
 }
 
 // ---- tests/mcp/highlights.test.ts ----
 
-const MENU: &str =
-    "clear; printf '  Apple\\n\\033[7m  Banana  \\033[0m\\n  Cherry\\n\\033[44m Save \\033[0m  Cancel\\n'\n";
+const MENU: &str = "clear; printf '  Apple\\n\\033[7m  Banana  \\033[0m\\n  Cherry\\n\\033[44m Save \\033[0m  Cancel\\n'\n";
 
 /// highlights.test.ts: "lists reverse-video and background-colored text with click coordinates"
 #[tokio::test]
@@ -581,7 +762,11 @@ async fn highlights_lists_reverse_and_background_text() {
     let id = create(&s, json!({"cols": 40, "rows": 12})).await;
     let r = type_in(&s, id, MENU).await;
     assert!(r.text.contains("Highlighted on screen"), "{}", r.text);
-    assert!(r.text.contains("row 2, cols 1-10: \"Banana\""), "{}", r.text);
+    assert!(
+        r.text.contains("row 2, cols 1-10: \"Banana\""),
+        "{}",
+        r.text
+    );
     assert!(r.text.contains("row 4, cols 1-6: \"Save\""), "{}", r.text);
     for other in ["Apple", "Cherry", "Cancel"] {
         assert!(!r.text.contains(&format!(": \"{other}\"")), "{}", r.text);
@@ -597,7 +782,12 @@ async fn highlights_nothing_when_none_and_switched_off() {
     let plain = type_in(&s, id, "clear; echo plain\n").await;
     assert!(!plain.text.contains("Highlighted"), "{}", plain.text);
     type_in(&s, id, MENU).await;
-    let off = call(&s, "terminal_read", json!({"sessionId": id, "highlights": false})).await;
+    let off = call(
+        &s,
+        "terminal_read",
+        json!({"sessionId": id, "highlights": false}),
+    )
+    .await;
     assert!(!off.text.contains("Highlighted"), "{}", off.text);
     s.stop().await;
 }
@@ -632,7 +822,11 @@ async fn paste_wraps_the_text_in_markers() {
     )
     .await;
     assert!(r.text.contains("as a bracketed paste"), "{}", r.text);
-    assert!(r.text.contains("^[[200~one") && r.text.contains("two^[[201~"), "{}", r.text);
+    assert!(
+        r.text.contains("^[[200~one") && r.text.contains("two^[[201~"),
+        "{}",
+        r.text
+    );
     s.stop().await;
 }
 
@@ -648,7 +842,11 @@ async fn paste_falls_back_to_plain_input() {
         json!({"sessionId": id, "text": "plain", "paste": true, "idleMs": 300, "maxWaitMs": 3000}),
     )
     .await;
-    assert!(r.text.contains("as plain input") && !r.text.contains("^[[200~"), "{}", r.text);
+    assert!(
+        r.text.contains("as plain input") && !r.text.contains("^[[200~"),
+        "{}",
+        r.text
+    );
     s.stop().await;
 }
 
@@ -677,7 +875,10 @@ async fn protocol_reports_progress_on_a_long_wait() {
             params: rmcp::model::ProgressNotificationParam,
             _: rmcp::service::NotificationContext<rmcp::RoleClient>,
         ) {
-            self.0.lock().unwrap().push(params.message.unwrap_or_default());
+            self.0
+                .lock()
+                .unwrap()
+                .push(params.message.unwrap_or_default());
         }
     }
     use rmcp::ServiceExt;
@@ -695,7 +896,9 @@ async fn protocol_reports_progress_on_a_long_wait() {
     let mut params = CallToolRequestParams::new("terminal_wait")
         .with_arguments(args.as_object().unwrap().clone());
     let mut meta = rmcp::model::RequestMetaObject::default();
-    meta.set_progress_token(rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(7)));
+    meta.set_progress_token(rmcp::model::ProgressToken(
+        rmcp::model::NumberOrString::Number(7),
+    ));
     params.meta = Some(meta);
     tokio::time::timeout(common::TEST_TIMEOUT, client.call_tool(params))
         .await
@@ -703,7 +906,10 @@ async fn protocol_reports_progress_on_a_long_wait() {
         .unwrap();
     let messages = heard.0.lock().unwrap().clone();
     assert!(messages.len() >= 2, "{messages:?}");
-    assert!(messages[0].contains("Waiting for /never-appears/"), "{messages:?}");
+    assert!(
+        messages[0].contains("Waiting for /never-appears/"),
+        "{messages:?}"
+    );
     let _ = client.cancel().await;
 }
 
@@ -714,7 +920,12 @@ async fn protocol_reports_progress_on_a_long_wait() {
 async fn respawn_keeps_a_resize() {
     let s = server().await;
     let id = create(&s, json!({})).await;
-    call(&s, "terminal_resize", json!({"sessionId": id, "cols": 77, "rows": 21})).await;
+    call(
+        &s,
+        "terminal_resize",
+        json!({"sessionId": id, "cols": 77, "rows": 21}),
+    )
+    .await;
     type_in(&s, id, "exit\n").await;
     call(&s, "terminal_read", json!({"sessionId": id})).await;
     let r = call(&s, "terminal_read", json!({"sessionId": id})).await;
@@ -727,11 +938,15 @@ async fn respawn_keeps_a_resize() {
 async fn respawn_notice_carries_the_last_screen() {
     let s = server().await;
     let id = create(&s, json!({})).await;
-    type_in(&s, id, "echo fatal: out of cheese; exit 7\n").await;
+    let t = type_in(&s, id, "echo fatal: out of cheese; exit 7\n").await;
     let n = call(&s, "terminal_read", json!({"sessionId": id})).await;
-    assert!(n.is_error, "{}", n.text);
+    assert!(n.is_error, "{}\n--- after typing:\n{}", n.text, t.text);
     assert!(n.text.contains("exit code 7"), "{}", n.text);
-    assert!(n.text.contains("Last screen before the shell exited:"), "{}", n.text);
+    assert!(
+        n.text.contains("Last screen before the shell exited:"),
+        "{}",
+        n.text
+    );
     assert!(has_line(&n.text, "fatal: out of cheese"), "{}", n.text);
     s.stop().await;
 }
@@ -750,7 +965,11 @@ async fn respawn_brings_back_size_and_cwd() {
     assert!(l.text.contains(&format!("[{id}] 91x17")), "{}", l.text);
     assert!(l.text.contains(&format!("cwd={cwd} ")), "{}", l.text);
     let pwd = type_in(&s, id, "pwd -P\n").await;
-    assert!(pwd.text.lines().any(|l| l.starts_with("Terminal: 91x17")), "{}", pwd.text);
+    assert!(
+        pwd.text.lines().any(|l| l.starts_with("Terminal: 91x17")),
+        "{}",
+        pwd.text
+    );
     assert!(pwd.text.contains(cwd), "{}", pwd.text);
     s.stop().await;
 }
@@ -775,7 +994,11 @@ async fn scroll_sends_wheel_events_at_the_cell() {
     )
     .await;
     assert!(!r.is_error, "{}", r.text);
-    assert!(r.text.contains("Scrolled down 2 notches at (col 7, row 4)"), "{}", r.text);
+    assert!(
+        r.text.contains("Scrolled down 2 notches at (col 7, row 4)"),
+        "{}",
+        r.text
+    );
     assert!(r.text.contains("^[[<65;7;4M^[[<65;7;4M"), "{}", r.text);
     s.stop().await;
 }
@@ -808,9 +1031,18 @@ async fn scroll_becomes_arrow_keys_without_mouse_tracking() {
 async fn scroll_refuses_at_a_plain_prompt() {
     let s = server().await;
     let id = create(&s, json!({})).await;
-    let r = call(&s, "terminal_scroll", json!({"sessionId": id, "direction": "up"})).await;
+    let r = call(
+        &s,
+        "terminal_scroll",
+        json!({"sessionId": id, "direction": "up"}),
+    )
+    .await;
     assert!(r.is_error, "{}", r.text);
-    assert!(r.text.contains("Nothing to scroll") && r.text.contains("terminal_read"), "{}", r.text);
+    assert!(
+        r.text.contains("Nothing to scroll") && r.text.contains("terminal_read"),
+        "{}",
+        r.text
+    );
     s.stop().await;
 }
 
@@ -821,10 +1053,23 @@ async fn scroll_refuses_at_a_plain_prompt() {
 async fn click_preview_returns_a_png() {
     let s = server().await;
     let id = create(&s, json!({})).await;
-    let r = call(&s, "terminal_click", json!({"sessionId": id, "col": 10, "row": 5})).await;
+    let r = call(
+        &s,
+        "terminal_click",
+        json!({"sessionId": id, "col": 10, "row": 5}),
+    )
+    .await;
     assert!(!r.is_error, "{}", r.text);
-    assert!(r.text.contains("PREVIEW: click at (col 10, row 5)"), "{}", r.text);
-    assert!(r.text.contains("No click was sent") && r.images == 1, "{}", r.text);
+    assert!(
+        r.text.contains("PREVIEW: click at (col 10, row 5)"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text.contains("No click was sent") && r.images == 1,
+        "{}",
+        r.text
+    );
     s.stop().await;
 }
 
@@ -839,7 +1084,11 @@ async fn click_refuses_without_mouse_tracking() {
         json!({"sessionId": id, "col": 10, "row": 5, "preview": false}),
     )
     .await;
-    assert!(r.is_error && r.text.contains("has not enabled mouse tracking"), "{}", r.text);
+    assert!(
+        r.is_error && r.text.contains("has not enabled mouse tracking"),
+        "{}",
+        r.text
+    );
     s.stop().await;
 }
 
@@ -853,7 +1102,10 @@ async fn click_delivers_the_sgr_sequence() {
     type_in(
         &s,
         id,
-        &format!("printf '\\033[?1000h\\033[?1006h' && cat > {}\n", path.display()),
+        &format!(
+            "printf '\\033[?1000h\\033[?1006h' && cat > {}\n",
+            path.display()
+        ),
     )
     .await;
     let r = call(
@@ -862,16 +1114,28 @@ async fn click_delivers_the_sgr_sequence() {
         json!({"sessionId": id, "col": 7, "row": 3, "preview": false, "idleMs": 200, "maxWaitMs": 2000}),
     )
     .await;
-    assert!(!r.is_error && r.text.contains("Clicked at (col 7, row 3)"), "{}", r.text);
+    assert!(
+        !r.is_error && r.text.contains("Clicked at (col 7, row 3)"),
+        "{}",
+        r.text
+    );
     call(
         &s,
         "terminal_press",
         json!({"sessionId": id, "key": "Ctrl+D", "idleMs": 200, "maxWaitMs": 1000}),
     )
     .await;
-    call(&s, "terminal_wait", json!({"sessionId": id, "timeoutMs": 10000})).await;
+    call(
+        &s,
+        "terminal_wait",
+        json!({"sessionId": id, "timeoutMs": 10000}),
+    )
+    .await;
     let content = std::fs::read_to_string(&path).unwrap();
-    assert!(content.contains("\x1b[<0;7;3M") && content.contains("\x1b[<0;7;3m"), "{content:?}");
+    assert!(
+        content.contains("\x1b[<0;7;3M") && content.contains("\x1b[<0;7;3m"),
+        "{content:?}"
+    );
     s.stop().await;
 }
 
@@ -883,8 +1147,17 @@ async fn click_preview_with_file_path() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("preview.png");
     let p = path.to_str().unwrap();
-    let r = call(&s, "terminal_click", json!({"sessionId": id, "col": 8, "row": 4, "filePath": p})).await;
-    assert!(!r.is_error && r.text.contains(&format!("Saved to {p}")) && r.images == 0, "{}", r.text);
+    let r = call(
+        &s,
+        "terminal_click",
+        json!({"sessionId": id, "col": 8, "row": 4, "filePath": p}),
+    )
+    .await;
+    assert!(
+        !r.is_error && r.text.contains(&format!("Saved to {p}")) && r.images == 0,
+        "{}",
+        r.text
+    );
     assert!(std::fs::read(&path).unwrap().starts_with(b"\x89PNG"));
     s.stop().await;
 }
@@ -894,8 +1167,17 @@ async fn click_preview_with_file_path() {
 async fn click_refuses_coordinates_outside_the_viewport() {
     let s = server().await;
     let id = create(&s, json!({"cols": 120, "rows": 30})).await;
-    let r = call(&s, "terminal_click", json!({"sessionId": id, "col": 200, "row": 1})).await;
-    assert!(r.is_error && r.text.contains("outside the 120x30 viewport"), "{}", r.text);
+    let r = call(
+        &s,
+        "terminal_click",
+        json!({"sessionId": id, "col": 200, "row": 1}),
+    )
+    .await;
+    assert!(
+        r.is_error && r.text.contains("outside the 120x30 viewport"),
+        "{}",
+        r.text
+    );
     s.stop().await;
 }
 
@@ -937,9 +1219,18 @@ async fn soft_wrap_rows_kept_with_join_wrapped_false() {
     let s = server().await;
     let id = create(&s, json!({"cols": 30, "rows": 12})).await;
     type_in(&s, id, &format!("clear; printf '%s\\n' \"{LONG}\"\n")).await;
-    let r = call(&s, "terminal_read", json!({"sessionId": id, "joinWrapped": false})).await;
+    let r = call(
+        &s,
+        "terminal_read",
+        json!({"sessionId": id, "joinWrapped": false}),
+    )
+    .await;
     assert!(!has_line(&r.text, LONG), "{}", r.text);
-    assert!(has_line(&r.text, "alpha bravo charlie delta echo"), "{}", r.text);
+    assert!(
+        has_line(&r.text, "alpha bravo charlie delta echo"),
+        "{}",
+        r.text
+    );
     assert!(!r.text.contains("joined"), "{}", r.text);
     s.stop().await;
 }
@@ -963,7 +1254,11 @@ async fn theme_accepted_listed_and_unknown_refused() {
 #[tokio::test]
 async fn theme_survives_auto_respawn() {
     let s = server().await;
-    let id = create(&s, json!({"label": "staying-solarized", "theme": "solarized-dark"})).await;
+    let id = create(
+        &s,
+        json!({"label": "staying-solarized", "theme": "solarized-dark"}),
+    )
+    .await;
     type_in(&s, id, "exit\n").await;
     type_in(&s, id, "echo back\n").await;
     let r = call(&s, "terminal_list", json!({})).await;
@@ -991,7 +1286,12 @@ async fn tombstone_lru_eviction() {
     let l = call(&s, "terminal_list", json!({})).await;
     assert!(l.text.contains(&format!("[{b} (\"B\")]")), "{}", l.text);
     assert!(l.text.contains(&format!("[{c} (\"C\")]")), "{}", l.text);
-    assert!(l.text.contains(&format!("[{a} (\"A\")] tombstoned: evicted")), "{}", l.text);
+    assert!(
+        l.text
+            .contains(&format!("[{a} (\"A\")] tombstoned: evicted")),
+        "{}",
+        l.text
+    );
     let r = call(
         &s,
         "terminal_type",
@@ -1013,7 +1313,11 @@ async fn wait_returns_straight_away_at_the_prompt() {
     type_in(&s, id, "echo ready\n").await;
     let started = std::time::Instant::now();
     let r = call(&s, "terminal_wait", json!({"sessionId": id})).await;
-    assert!(!r.is_error && r.text.contains("Command finished"), "{}", r.text);
+    assert!(
+        !r.is_error && r.text.contains("Command finished"),
+        "{}",
+        r.text
+    );
     assert!(started.elapsed() < std::time::Duration::from_millis(1500));
     s.stop().await;
 }
@@ -1031,8 +1335,17 @@ async fn wait_waits_out_a_silent_command() {
     .await;
     assert!(!has_line(&typed.text, "finished"), "{}", typed.text);
     let started = std::time::Instant::now();
-    let r = call(&s, "terminal_wait", json!({"sessionId": id, "timeoutMs": 10000})).await;
-    assert!(!r.is_error && r.text.contains("Command finished"), "{}", r.text);
+    let r = call(
+        &s,
+        "terminal_wait",
+        json!({"sessionId": id, "timeoutMs": 10000}),
+    )
+    .await;
+    assert!(
+        !r.is_error && r.text.contains("Command finished"),
+        "{}",
+        r.text
+    );
     assert!(has_line(&r.text, "finished"), "{}", r.text);
     assert!(started.elapsed() > std::time::Duration::from_millis(1000));
     s.stop().await;
@@ -1049,7 +1362,12 @@ async fn wait_reports_a_timeout_without_an_error() {
         json!({"sessionId": id, "text": "sleep 30\n", "idleMs": 100, "maxWaitMs": 400}),
     )
     .await;
-    let r = call(&s, "terminal_wait", json!({"sessionId": id, "timeoutMs": 600})).await;
+    let r = call(
+        &s,
+        "terminal_wait",
+        json!({"sessionId": id, "timeoutMs": 600}),
+    )
+    .await;
     let re = regex::Regex::new(r"Timed out after \d+ms: the command is still running").unwrap();
     assert!(!r.is_error && re.is_match(&r.text), "{}", r.text);
     s.stop().await;
@@ -1103,7 +1421,11 @@ async fn wait_until_quiet() {
         json!({"sessionId": id, "until": "quiet", "quietMs": 800, "timeoutMs": 10000}),
     )
     .await;
-    assert!(r.text.contains("Output has been quiet for 800ms"), "{}", r.text);
+    assert!(
+        r.text.contains("Output has been quiet for 800ms"),
+        "{}",
+        r.text
+    );
     assert!(has_line(&r.text, "tick5"), "{}", r.text);
     assert!(started.elapsed() > std::time::Duration::from_millis(1200));
     s.stop().await;
@@ -1114,8 +1436,17 @@ async fn wait_until_quiet() {
 async fn wait_rejects_an_invalid_pattern() {
     let s = server().await;
     let id = create(&s, json!({})).await;
-    let r = call(&s, "terminal_wait", json!({"sessionId": id, "pattern": "(unclosed"})).await;
-    assert!(r.is_error && r.text.contains("Invalid pattern"), "{}", r.text);
+    let r = call(
+        &s,
+        "terminal_wait",
+        json!({"sessionId": id, "pattern": "(unclosed"}),
+    )
+    .await;
+    assert!(
+        r.is_error && r.text.contains("Invalid pattern"),
+        "{}",
+        r.text
+    );
     s.stop().await;
 }
 
@@ -1130,8 +1461,18 @@ async fn wait_returns_when_the_shell_exits() {
         json!({"sessionId": id, "text": "sleep 1; echo last-w\"\"ords; exit 3\n", "idleMs": 100, "maxWaitMs": 400}),
     )
     .await;
-    let r = call(&s, "terminal_wait", json!({"sessionId": id, "timeoutMs": 10000})).await;
-    assert!(r.text.contains("shell exited during this call (exit code 3)"), "{}", r.text);
+    let r = call(
+        &s,
+        "terminal_wait",
+        json!({"sessionId": id, "timeoutMs": 10000}),
+    )
+    .await;
+    assert!(
+        r.text
+            .contains("shell exited during this call (exit code 3)"),
+        "{}",
+        r.text
+    );
     assert!(has_line(&r.text, "last-words"), "{}", r.text);
     s.stop().await;
 }
@@ -1168,7 +1509,11 @@ async fn keys_bare_letter_and_unknown_key_refused() {
     let r = pressed_bytes(&s, id, "a").await;
     assert!(r.is_error && r.text.contains("terminal_type"), "{}", r.text);
     let r = pressed_bytes(&s, id, "NotARealKey").await;
-    assert!(r.is_error && r.text.to_lowercase().contains("unknown key"), "{}", r.text);
+    assert!(
+        r.is_error && r.text.to_lowercase().contains("unknown key"),
+        "{}",
+        r.text
+    );
     s.stop().await;
 }
 
@@ -1180,10 +1525,22 @@ async fn preset_refuses_a_string_or_fractional_session_id() {
     let s = server().await;
     create(&s, json!({})).await;
     let r = call(&s, "terminal_read", json!({"sessionId": "1"})).await;
-    assert!(r.is_error && r.text.contains("`sessionId` must be an integer"), "{}", r.text);
+    assert!(
+        r.is_error && r.text.contains("`sessionId` must be an integer"),
+        "{}",
+        r.text
+    );
     let r = call(&s, "terminal_read", json!({"sessionId": 1.5})).await;
-    assert!(r.is_error && r.text.contains("`sessionId` must be an integer"), "{}", r.text);
+    assert!(
+        r.is_error && r.text.contains("`sessionId` must be an integer"),
+        "{}",
+        r.text
+    );
     let r = call(&s, "terminal_type", json!({"sessionId": 1, "data": "x"})).await;
-    assert!(r.is_error && !r.text.contains("`data`") || r.text.contains("unknown field `data`"), "{}", r.text);
+    assert!(
+        r.is_error && !r.text.contains("`data`") || r.text.contains("unknown field `data`"),
+        "{}",
+        r.text
+    );
     s.stop().await;
 }

@@ -413,6 +413,30 @@ impl SessionManager {
     }
 
     fn respawn(&self, id: &str) -> Result<Arc<Session>> {
+        // A command session's program is not run again on its own: the id is released.
+        let command_ended = {
+            let mut inner = self.inner();
+            let is_command = inner
+                .reserved
+                .get(id)
+                .is_some_and(|r| r.shape.command.is_some());
+            if is_command {
+                inner.reserved.remove(id)
+            } else {
+                None
+            }
+        };
+        if let Some(reserved) = command_ended {
+            self.changed();
+            let command = reserved.shape.command.unwrap_or_default();
+            let closed = match reserved.why.strip_prefix("it was idle for more than ") {
+                Some(idle) => format!("was closed after sitting idle for more than {idle}"),
+                None => format!("was closed ({})", reserved.why),
+            };
+            return Err(Error::Other(format!(
+                "Session {id} ran `{command}` and {closed}; it was not restarted (a command session's program is not run again on its own), and its id is now released. Start it again with terminal_start."
+            )));
+        }
         let mut taken = None;
         let reserved_slot = self.reserve_slot(
             None,
@@ -445,17 +469,6 @@ impl SessionManager {
         let Some(reserved) = taken else {
             return Err(Error::UnknownSession(id.to_string()));
         };
-        if let Some(command) = &reserved.shape.command {
-            // A command session's program is not run again on its own: the id is released.
-            self.changed();
-            let closed = match reserved.why.strip_prefix("it was idle for more than ") {
-                Some(idle) => format!("was closed after sitting idle for more than {idle}"),
-                None => format!("was closed ({})", reserved.why),
-            };
-            return Err(Error::Other(format!(
-                "Session {id} ran `{command}` and {closed}; it was not restarted (a command session's program is not run again on its own), and its id is now released. Start it again with terminal_start."
-            )));
-        }
         if let Err(e) = self.spawn_reserved(id, reserved.shape.clone()) {
             // The id stays reserved: a later call may try again.
             let mut inner = self.inner();

@@ -97,7 +97,6 @@ fn render_with(render: fn(&Value, &JsonObject) -> Result<String, ToolError>) -> 
     })
 }
 
-
 /// One of the tools that type, press, click, scroll, read or wait: its schema written out
 /// as upstream's, its arguments checked against it, then handed to `run`.
 fn io_tool(
@@ -128,7 +127,15 @@ fn io_tool(
             run(ctx, raw).await
         }) as BoxFuture
     });
-    ToolDef::raw(name, native.title, description, native.hints, schema, false, handler)
+    ToolDef::raw(
+        name,
+        native.title,
+        description,
+        native.hints,
+        schema,
+        false,
+        handler,
+    )
 }
 
 /// A range refusal with the words upstream's schema library uses (`too_big`, `less than or
@@ -137,11 +144,15 @@ fn zod_words(e: ToolError) -> ToolError {
     let m = &e.message;
     if let Some((_, max)) = m.split_once("above the maximum ") {
         let max = max.split(';').next().unwrap_or(max);
-        return ToolError::new(format!("{m} (too_big: must be less than or equal to {max})"));
+        return ToolError::new(format!(
+            "{m} (too_big: must be less than or equal to {max})"
+        ));
     }
     if let Some((_, min)) = m.split_once("below the minimum ") {
         let min = min.split(';').next().unwrap_or(min);
-        return ToolError::new(format!("{m} (too_small: must be greater than or equal to {min})"));
+        return ToolError::new(format!(
+            "{m} (too_small: must be greater than or equal to {min})"
+        ));
     }
     e
 }
@@ -185,7 +196,10 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
         let _ = &native;
         let click_native = click_native.clone();
         Box::pin(async move {
-            let (row, col) = (usize_of(&given, "row").unwrap_or(1), usize_of(&given, "col").unwrap_or(1));
+            let (row, col) = (
+                usize_of(&given, "row").unwrap_or(1),
+                usize_of(&given, "col").unwrap_or(1),
+            );
             if given.get("preview").and_then(Value::as_bool) == Some(false) {
                 return io::run_input(ctx, given, Input::Click { row, col }).await;
             }
@@ -220,7 +234,10 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
                 "PREVIEW: click at (col {col}, row {row}). No click was sent. Set `preview: false` to execute.\n\n{state}\n\nRendered preview PNG ({} bytes).",
                 png.len()
             );
-            save_or_attach(&given, png, &mut out).map(|images| Reply { images, ..Reply::prose(out) })
+            save_or_attach(&given, png, &mut out).map(|images| Reply {
+                images,
+                ..Reply::prose(out)
+            })
         }) as BoxFuture
     });
     let screenshot_finish: Finish = Arc::new(move |ctx, native, call, given| {
@@ -249,9 +266,14 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             let png = reply.images.first().cloned().unwrap_or_default();
             let mut out = format!(
                 "{state}\n\nRendered {}x{} PNG ({} bytes) for page {page}.",
-                v["width"], v["height"], png.len()
+                v["width"],
+                v["height"],
+                png.len()
             );
-            save_or_attach(&given, png, &mut out).map(|images| Reply { images, ..Reply::prose(out) })
+            save_or_attach(&given, png, &mut out).map(|images| Reply {
+                images,
+                ..Reply::prose(out)
+            })
         }) as BoxFuture
     });
     vec![
@@ -536,7 +558,11 @@ fn state_of(ctx: &ToolCtx, id: &str) -> String {
 }
 
 /// Writes the PNG to `filePath` (saying so) or returns it as the image to attach.
-fn save_or_attach(given: &JsonObject, png: Vec<u8>, out: &mut String) -> Result<Vec<Vec<u8>>, ToolError> {
+fn save_or_attach(
+    given: &JsonObject,
+    png: Vec<u8>,
+    out: &mut String,
+) -> Result<Vec<Vec<u8>>, ToolError> {
     match given.get("filePath").and_then(Value::as_str) {
         Some(path) => {
             if !std::path::Path::new(path).is_absolute() {
@@ -572,7 +598,11 @@ fn batch_error(e: ToolError) -> ToolError {
 
 /// The batch's answer: all ran, stopped at a failure (an error), or the process exited.
 fn batched(ctx: &ToolCtx, id: &str, v: &Value, given: &JsonObject) -> Result<Reply, ToolError> {
-    let actions = given.get("actions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let actions = given
+        .get("actions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let total = actions.len();
     let done = v["completed"].as_u64().unwrap_or(0) as usize;
     let session = ctx.core.sessions.peek(id);
@@ -586,7 +616,10 @@ fn batched(ctx: &ToolCtx, id: &str, v: &Value, given: &JsonObject) -> Result<Rep
         .unwrap_or_default();
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     if v["ok"] == false {
-        let at = v["failedAction"].as_u64().map(|a| a as usize).unwrap_or(done + 1);
+        let at = v["failedAction"]
+            .as_u64()
+            .map(|a| a as usize)
+            .unwrap_or(done + 1);
         let why = v["error"].as_str().unwrap_or("the action failed");
         return Err(ToolError::new(format!(
             "Stopped at action {at} of {total} ({}): {}. {done} action{} before it {} sent; the rest were not.\n\n{screen}",
@@ -596,7 +629,9 @@ fn batched(ctx: &ToolCtx, id: &str, v: &Value, given: &JsonObject) -> Result<Rep
             if done == 1 { "was" } else { "were" }
         )));
     }
-    if let Some(exit) = exit.filter(|_| done < total || session.as_ref().is_some_and(|s| s.is_command())) {
+    if let Some(exit) =
+        exit.filter(|_| done < total || session.as_ref().is_some_and(|s| s.is_command()))
+    {
         let head = if done < total {
             format!(
                 "Stopped after action {done} of {total} ({}): the process exited. The remaining actions were not sent.\n",
@@ -610,15 +645,26 @@ fn batched(ctx: &ToolCtx, id: &str, v: &Value, given: &JsonObject) -> Result<Rep
             text::exit_phrase(&exit)
         )));
     }
-    Ok(Reply::prose(format!("Ran all {total} action{}.\n\n{screen}", plural(total))))
+    Ok(Reply::prose(format!(
+        "Ran all {total} action{}.\n\n{screen}",
+        plural(total)
+    )))
 }
 
 /// `press Ctrl+D`, `wait for /x/`, `type "echo hi"`: how upstream names an action.
 fn describe_action(a: Option<&Value>) -> String {
     let Some(a) = a else { return "?".into() };
-    let s = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let s = |k: &str| {
+        a.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     match s("type").as_str() {
-        "type" => format!("type {}", serde_json::to_string(&s("text")).unwrap_or_default()),
+        "type" => format!(
+            "type {}",
+            serde_json::to_string(&s("text")).unwrap_or_default()
+        ),
         "paste" => format!("paste {} chars", s("text").encode_utf16().count()),
         "press" => match a.get("count").and_then(Value::as_u64) {
             Some(c) if c > 1 => format!("press {} x {c}", s("key")),
@@ -696,7 +742,10 @@ fn listed(ctx: &ToolCtx, v: &Value) -> String {
     for s in &sessions {
         let id = s["id"].as_str().unwrap_or_default();
         let live = ctx.core.sessions.peek(id);
-        let pid = live.as_ref().map(|l| l.pid().to_string()).unwrap_or_else(|| "?".into());
+        let pid = live
+            .as_ref()
+            .map(|l| l.pid().to_string())
+            .unwrap_or_else(|| "?".into());
         out.push_str(&format!(
             "\n[{}] {}x{} pid={pid} shell={} cwd={} theme={} idle={}s",
             text::tag(id, s["name"].as_str()),
@@ -708,7 +757,11 @@ fn listed(ctx: &ToolCtx, v: &Value) -> String {
             (s["idleMs"].as_u64().unwrap_or(0) + 500) / 1000
         ));
         let command = live.as_ref().and_then(|l| l.shape().command.clone());
-        if let Some(exit) = live.as_ref().and_then(|l| l.exit()).filter(|_| command.is_some()) {
+        if let Some(exit) = live
+            .as_ref()
+            .and_then(|l| l.exit())
+            .filter(|_| command.is_some())
+        {
             out.push_str(&format!(" EXITED ({})", text::exit_phrase(&exit)));
         }
         if let Some(c) = command {

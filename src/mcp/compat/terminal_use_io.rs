@@ -109,10 +109,24 @@ fn current(call: &SessionCall) -> ScreenText {
 
 /// What an input call does, once the session is its own.
 pub enum Input {
-    Type { text: String, paste: bool },
-    Press { key: String, count: usize },
-    Click { row: usize, col: usize },
-    Scroll { direction: Direction, amount: usize, row: Option<usize>, col: Option<usize> },
+    Type {
+        text: String,
+        paste: bool,
+    },
+    Press {
+        key: String,
+        count: usize,
+    },
+    Click {
+        row: usize,
+        col: usize,
+    },
+    Scroll {
+        direction: Direction,
+        amount: usize,
+        row: Option<usize>,
+        col: Option<usize>,
+    },
 }
 
 /// Sends `input`, waits for the output to settle as upstream does, and answers with the
@@ -153,10 +167,18 @@ pub async fn run_input(ctx: ToolCtx, given: JsonObject, input: Input) -> Result<
         }
         Input::Click { row, col } => {
             outside_viewport(&call, row, col)?;
-            let (position, _) = call.click(row, col).await.map_err(|e| no_mouse(e, row, col))?;
+            let (position, _) = call
+                .click(row, col)
+                .await
+                .map_err(|e| no_mouse(e, row, col))?;
             (position, format!("Clicked at (col {col}, row {row})."))
         }
-        Input::Scroll { direction, amount, row, col } => {
+        Input::Scroll {
+            direction,
+            amount,
+            row,
+            col,
+        } => {
             let (rows, cols) = call.session().screen_size();
             let row = row.unwrap_or(rows.div_ceil(2));
             let col = col.unwrap_or(cols.div_ceil(2));
@@ -187,6 +209,7 @@ pub async fn run_input(ctx: ToolCtx, given: JsonObject, input: Input) -> Result<
     let outcome = call
         .wait(&Until::Quiet(idle), position, max, &ctx.cancel, &NoProgress)
         .await;
+    await_exit_record(&call).await;
     let settled = Settled {
         elapsed_ms: started.elapsed().as_millis(),
         bytes: call.session().position().saturating_sub(position),
@@ -197,6 +220,25 @@ pub async fn run_input(ctx: ToolCtx, given: JsonObject, input: Input) -> Result<
     text.push_str("\n\n");
     text.push_str(&ending(&call));
     Ok(Reply::prose(text))
+}
+
+/// Once the program's output has ended, waits (at most a second, on the session's events)
+/// for its exit to be recorded, so that a shell that ended during the call is reported as
+/// ended, and the next call on its id is told so.
+async fn await_exit_record(call: &SessionCall) {
+    let session = call.session();
+    if !session.ending() || session.exit().is_some() {
+        return;
+    }
+    let mut events = session.subscribe();
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        while session.exit_now().is_none() {
+            if events.changed().await.is_err() {
+                break;
+            }
+        }
+    })
+    .await;
 }
 
 /// What every input call ends with: the screen, or how the program or shell ended.
@@ -253,18 +295,22 @@ fn outside_viewport(call: &SessionCall, row: usize, col: usize) -> Result<(), To
 
 fn no_mouse(e: termpilot_core::Error, row: usize, col: usize) -> ToolError {
     match e {
-        termpilot_core::Error::Fault(termpilot_core::error::Fault::NoMouse) => ToolError::new(format!(
-            "(col {col}, row {row}): the foreground program has not enabled mouse tracking, so a click would just print escape sequences as visible text. This is usually the case at a plain shell prompt. Inside a TUI (vim with `set mouse=a`, fzf, lazygit, less, etc.) mouse mode is auto-enabled on startup. If you genuinely want to print the click sequence (e.g. testing), use terminal_type directly."
-        )),
+        termpilot_core::Error::Fault(termpilot_core::error::Fault::NoMouse) => {
+            ToolError::new(format!(
+                "(col {col}, row {row}): the foreground program has not enabled mouse tracking, so a click would just print escape sequences as visible text. This is usually the case at a plain shell prompt. Inside a TUI (vim with `set mouse=a`, fzf, lazygit, less, etc.) mouse mode is auto-enabled on startup. If you genuinely want to print the click sequence (e.g. testing), use terminal_type directly."
+            ))
+        }
         other => ToolError::new(crate::mcp::wire::errors::message(&other)),
     }
 }
 
 fn nothing_to_scroll(e: termpilot_core::Error) -> ToolError {
     match e {
-        termpilot_core::Error::Fault(termpilot_core::error::Fault::NothingScrolls) => ToolError::new(
-            "Nothing to scroll: the program on screen neither tracks the mouse nor uses the alternate screen (a plain shell prompt). Earlier output is read with terminal_read and its page argument, not by scrolling.",
-        ),
+        termpilot_core::Error::Fault(termpilot_core::error::Fault::NothingScrolls) => {
+            ToolError::new(
+                "Nothing to scroll: the program on screen neither tracks the mouse nor uses the alternate screen (a plain shell prompt). Earlier output is read with terminal_read and its page argument, not by scrolling.",
+            )
+        }
         other => ToolError::new(crate::mcp::wire::errors::message(&other)),
     }
 }
@@ -321,7 +367,10 @@ fn lines(text: &str) -> usize {
 pub async fn wait(ctx: ToolCtx, given: JsonObject) -> Result<Reply, ToolError> {
     let id = session_id(&given);
     let timeout_ms = uint(&given, "timeoutMs").unwrap_or(30_000);
-    let pattern = given.get("pattern").and_then(Value::as_str).map(str::to_string);
+    let pattern = given
+        .get("pattern")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     let quiet_mode = given.get("until").and_then(Value::as_str) == Some("quiet");
     let quiet_ms = uint(&given, "quietMs").unwrap_or(1000);
     let until = match &pattern {
@@ -354,7 +403,34 @@ pub async fn wait(ctx: ToolCtx, given: JsonObject) -> Result<Reply, ToolError> {
             &NoProgress,
         )
         .await;
+    // Upstream's rule for the command's end: the shell has the terminal back and its output
+    // has been quiet for quietMs (default 300 ms), so a shell about to exit is seen exiting.
+    let outcome = if outcome.reason == Reason::Exit
+        && pattern.is_none()
+        && !quiet_mode
+        && !call.session().is_command()
+    {
+        let quiet = Duration::from_millis(uint(&given, "quietMs").unwrap_or(300).max(1));
+        let left = Duration::from_millis(timeout_ms).saturating_sub(started.elapsed());
+        let again = call
+            .wait(
+                &Until::Quiet(quiet),
+                outcome.position,
+                left,
+                &ctx.cancel,
+                &NoProgress,
+            )
+            .await;
+        if again.reason == Reason::Timeout {
+            again
+        } else {
+            outcome
+        }
+    } else {
+        outcome
+    };
     ticker.abort();
+    await_exit_record(&call).await;
     let elapsed = started.elapsed().as_millis();
     let session = call.session();
     let first = match outcome.reason {
@@ -367,18 +443,25 @@ pub async fn wait(ctx: ToolCtx, given: JsonObject) -> Result<Reply, ToolError> {
         }
         Reason::Exit => match (session.is_command(), session.exit_now()) {
             (true, Some(exit)) => {
-                format!("The command exited ({}){}.", exit_phrase(&exit), exited_at(&call))
+                format!(
+                    "The command exited ({}){}.",
+                    exit_phrase(&exit),
+                    exited_at(&call)
+                )
             }
             (false, Some(exit)) => {
-                return Ok(Reply::prose(shell_exited(Some(&exit), &session.screen_text())));
+                return Ok(Reply::prose(shell_exited(
+                    Some(&exit),
+                    &session.screen_text(),
+                )));
             }
             _ => format!("Command finished: the shell is back at its prompt after {elapsed}ms."),
         },
         Reason::Timeout => match (&pattern, quiet_mode) {
             (Some(p), _) => format!("Timed out after {elapsed}ms: pattern /{p}/ has not appeared."),
-            (None, true) => format!(
-                "Timed out after {elapsed}ms: output never stayed quiet for {quiet_ms}ms."
-            ),
+            (None, true) => {
+                format!("Timed out after {elapsed}ms: output never stayed quiet for {quiet_ms}ms.")
+            }
             (None, false) => format!(
                 "Timed out after {elapsed}ms: the command is still running. Call terminal_wait again to keep waiting, or terminal_press Ctrl+C to interrupt it."
             ),

@@ -243,7 +243,10 @@ mod tests {
             None,
         )
         .unwrap();
-        assert!(n.contains("evicted at ") && n.contains("because the session cap (2)"), "{n}");
+        assert!(
+            n.contains("evicted at ") && n.contains("because the session cap (2)"),
+            "{n}"
+        );
         assert!(respawn_notice("Something else.", None).is_none());
     }
 
