@@ -913,6 +913,113 @@ async fn protocol_reports_progress_on_a_long_wait() {
     let _ = client.cancel().await;
 }
 
+// ---- tests/mcp/skills.test.ts ----
+
+/// skills.test.ts: "lists the terminal-use skill with a complete manifest that matches the
+/// bytes served" (the references, each read with its size) and "lists the skill files as
+/// ordinary resources, for hosts without the extension"
+#[tokio::test]
+async fn skills_the_skill_and_its_references_are_served() {
+    use rmcp::model::{ReadResourceRequestParams, ResourceContents};
+    let s = server().await;
+    let listed = s.client.list_resources(None).await.unwrap();
+    let main = listed
+        .resources
+        .iter()
+        .find(|r| r.uri == "skill://terminal-use/SKILL.md")
+        .expect("SKILL.md listed");
+    assert_eq!(main.mime_type.as_deref(), Some("text/markdown"));
+    assert!(
+        main.description
+            .as_deref()
+            .unwrap_or_default()
+            .contains("terminal-use MCP tools"),
+        "{main:?}"
+    );
+    for name in ["keys", "recipes", "troubleshooting"] {
+        let uri = format!("skill://terminal-use/references/{name}.md");
+        let entry = listed
+            .resources
+            .iter()
+            .find(|r| r.uri == uri)
+            .unwrap_or_else(|| panic!("{uri}"));
+        let read = s
+            .client
+            .read_resource(ReadResourceRequestParams::new(uri.clone()))
+            .await
+            .unwrap();
+        let ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
+            panic!("{uri} is text");
+        };
+        assert_eq!(entry.size, Some(text.len() as u64), "{uri}");
+    }
+    let missing = s
+        .client
+        .read_resource(ReadResourceRequestParams::new(
+            "skill://terminal-use/missing.md",
+        ))
+        .await;
+    assert!(missing.is_err(), "{missing:?}");
+    s.stop().await;
+}
+
+/// skills.test.ts: "only links to files that exist in the skill" and "names only tools the
+/// server actually has"
+#[tokio::test]
+async fn skills_link_to_served_files_and_name_only_real_tools() {
+    use rmcp::model::{ReadResourceRequestParams, ResourceContents};
+    let s = server().await;
+    let tools: Vec<String> = common::compat::tools(&s).await.into_keys().collect();
+    let listed = s.client.list_resources(None).await.unwrap();
+    let uris: Vec<String> = listed.resources.iter().map(|r| r.uri.clone()).collect();
+    let mut all = String::new();
+    for uri in &uris {
+        let read = s
+            .client
+            .read_resource(ReadResourceRequestParams::new(uri.clone()))
+            .await
+            .unwrap();
+        if let ResourceContents::TextResourceContents { text, .. } = &read.contents[0] {
+            all.push_str(text);
+            all.push('\n');
+        }
+    }
+    let main = s
+        .client
+        .read_resource(ReadResourceRequestParams::new(
+            "skill://terminal-use/SKILL.md",
+        ))
+        .await
+        .unwrap();
+    let ResourceContents::TextResourceContents { text: main, .. } = &main.contents[0] else {
+        panic!("SKILL.md is text");
+    };
+    let links: Vec<&str> = main
+        .split("](")
+        .skip(1)
+        .filter_map(|l| l.split(')').next())
+        .filter(|l| !l.contains(':'))
+        .collect();
+    assert!(!links.is_empty());
+    for link in links {
+        assert!(
+            uris.contains(&format!("skill://terminal-use/{link}")),
+            "{link}"
+        );
+    }
+    let re = regex::Regex::new(r"\bterminal_[a-z_]+\b").unwrap();
+    let mentioned: std::collections::BTreeSet<&str> =
+        re.find_iter(&all).map(|m| m.as_str()).collect();
+    assert!(mentioned.len() > 5, "{mentioned:?}");
+    for tool in mentioned {
+        assert!(
+            tools.iter().any(|t| t == tool),
+            "{tool} is not a tool of this server"
+        );
+    }
+    s.stop().await;
+}
+
 // ---- tests/mcp/respawn.test.ts ----
 
 /// respawn.test.ts: "keeps a resize across the respawn"
@@ -1539,6 +1646,27 @@ async fn preset_refuses_a_string_or_fractional_session_id() {
     let r = call(&s, "terminal_type", json!({"sessionId": 1, "data": "x"})).await;
     assert!(
         r.is_error && !r.text.contains("`data`") || r.text.contains("unknown field `data`"),
+        "{}",
+        r.text
+    );
+    s.stop().await;
+}
+
+/// The preset's errors name its own fields: a label already taken is refused as a label, not
+/// as the native `name`.
+#[tokio::test]
+async fn preset_errors_name_its_own_fields() {
+    let s = server().await;
+    create(&s, json!({"label": "dup"})).await;
+    let r = call(&s, "terminal_create", json!({"label": "dup"})).await;
+    assert!(
+        r.is_error && r.text.contains("label") && !r.text.contains("name"),
+        "{}",
+        r.text
+    );
+    let r = call(&s, "terminal_wait", json!({"sessionId": 1, "timeout": 5})).await;
+    assert!(
+        r.is_error && r.text.contains("unknown field `timeout`") && r.text.contains("timeoutMs"),
         "{}",
         r.text
     );

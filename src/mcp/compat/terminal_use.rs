@@ -35,6 +35,10 @@ pub fn identity() -> Identity {
             ("terminal_stop", "terminal_destroy"),
             ("terminal_write", "terminal_type"),
             ("terminal_send_key", "terminal_press"),
+            // A native sentence naming a native field, as this preset calls it (arguments are
+            // checked against the preset's own schema first, so no other native field name
+            // reaches an error).
+            ("pick another name", "pick another label"),
         ],
         skill: Some(crate::skills::TERMINAL_USE_SKILL_MD),
     }
