@@ -337,6 +337,20 @@ async fn write_and_edit_files() {
         json!({"path": g, "old_text": "", "new_text": "c"}),
     )
     .await;
+    // The preset's errors name its own tools: write_file, not the native terminal_write_file.
+    let missing = dir.path().join("missing.txt");
+    let e = json_err(
+        &server,
+        "edit_file on a missing file",
+        "edit_file",
+        json!({"path": missing, "old_text": "a", "new_text": "c"}),
+    )
+    .await;
+    let sentence = e["error"].as_str().unwrap();
+    assert!(
+        sentence.contains("write_file") && !sentence.contains("terminal_write_file"),
+        "{sentence}"
+    );
     server.stop().await;
 }
 

@@ -62,14 +62,14 @@ const PARAMS: &[Params] = &[
     Params {
         seed: "入力、貼り付け、バッチ処理: terminal_type",
         tool: "terminal_type",
-        params: &["sessionId", "text", "paste"],
+        params: &["sessionId", "text", "paste", "idleMs", "maxWaitMs"],
         required: &["sessionId", "text"],
         defaults: &[],
     },
     Params {
         seed: "ツール: terminal_press",
         tool: "terminal_press",
-        params: &["sessionId", "key", "count"],
+        params: &["sessionId", "key", "count", "idleMs", "maxWaitMs"],
         required: &["sessionId", "key"],
         defaults: &[],
     },
@@ -83,7 +83,14 @@ const PARAMS: &[Params] = &[
     Params {
         seed: "画面を読み取る",
         tool: "terminal_read",
-        params: &["sessionId", "page", "joinWrapped", "highlights", "cursor"],
+        params: &[
+            "sessionId",
+            "page",
+            "joinWrapped",
+            "highlights",
+            "cursor",
+            "rows",
+        ],
         required: &["sessionId"],
         defaults: &[
             ("page", "0"),
@@ -95,7 +102,15 @@ const PARAMS: &[Params] = &[
     Params {
         seed: "クリックとスクロール",
         tool: "terminal_click",
-        params: &["sessionId", "row", "col", "preview"],
+        params: &[
+            "sessionId",
+            "row",
+            "col",
+            "preview",
+            "filePath",
+            "idleMs",
+            "maxWaitMs",
+        ],
         required: &["sessionId", "row", "col"],
         defaults: &[("preview", "true")],
     },
@@ -148,7 +163,7 @@ async fn tools_parameters_and_integer_ids() {
     assert_eq!(server_name(&server), "terminal-use");
     // "すべてセッション番号を 1 から割り当てます".
     let one = prose(&server, "terminal_create", json!({"label": "first"})).await;
-    assert!(one.starts_with("Created session 1."), "{one}");
+    assert!(one.starts_with("Created session 1 (\"first\")."), "{one}");
     // 画面を見ながら入力する: the attach command.
     assert!(one.contains("attach 1 --socket "), "{one}");
     let two = prose(&server, "terminal_create", json!({})).await;
@@ -186,7 +201,7 @@ async fn typing_waiting_and_reading_the_screen() {
     .await;
     let w = prose(&server, "terminal_wait", json!({"sessionId": 1})).await;
     assert!(
-        w.starts_with("The command finished"),
+        w.starts_with("Command finished: the shell is back at its prompt"),
         "[terminal_wait default] {w}"
     );
     assert!(w.contains("slept"), "[terminal_wait shows the screen] {w}");
@@ -204,7 +219,7 @@ async fn typing_waiting_and_reading_the_screen() {
     )
     .await;
     assert!(
-        w.starts_with("Matched \"ready\""),
+        w.starts_with("Pattern /^ready$/ matched after"),
         "[terminal_wait pattern] {w}"
     );
     // "タイムアウトはエラーではありません": still running, say so.
@@ -221,7 +236,7 @@ async fn typing_waiting_and_reading_the_screen() {
     )
     .await;
     assert!(
-        w.starts_with("Timed out after 300ms: the command is still running"),
+        w.starts_with("Timed out after ") && w.contains("ms: the command is still running"),
         "[terminal_wait timeout] {w}"
     );
     // terminal_press: key names as the seed writes them.
@@ -239,7 +254,7 @@ async fn typing_waiting_and_reading_the_screen() {
     )
     .await;
     assert!(
-        w.starts_with("The output was quiet for 200 ms."),
+        w.starts_with("Output has been quiet for 200ms"),
         "[until quiet] {w}"
     );
     // 画面を読み取る: the cursor ▌ and the highlighted items with row and columns.
@@ -288,7 +303,7 @@ async fn typing_waiting_and_reading_the_screen() {
         )
         .await;
     assert!(
-        common::text(&click).starts_with("Preview"),
+        common::text(&click).starts_with("PREVIEW: click at (col 1, row 1)"),
         "{}",
         common::text(&click)
     );
@@ -336,9 +351,12 @@ async fn typing_waiting_and_reading_the_screen() {
         json!({"sessionId": 1, "cols": 80, "rows": 20}),
     )
     .await;
-    assert_eq!(r, "Session 1 is now 80×20.");
+    assert!(
+        r.starts_with("Resized terminal from 60x10 to 80x20."),
+        "{r}"
+    );
     let r = prose(&server, "terminal_reset", json!({"sessionId": 1})).await;
-    assert!(r.starts_with("Reset session 1:"), "{r}");
+    assert!(r.starts_with("Soft reset: buffer wiped"), "{r}");
     server.stop().await;
 }
 
@@ -352,10 +370,10 @@ async fn command_sessions_report_their_exit() {
         json!({"command": "echo from-command; exit 3", "label": "cmd"}),
     )
     .await;
-    assert!(c.contains("running `echo from-command; exit 3`"), "{c}");
+    assert!(c.contains("command=echo from-command; exit 3"), "{c}");
     let w = prose(&server, "terminal_wait", json!({"sessionId": 1})).await;
     assert!(
-        w.starts_with("The command exited (exit code 3)."),
+        w.starts_with("The command exited (exit code 3)"),
         "[exit status in terminal_wait] {w}"
     );
     assert!(
@@ -364,7 +382,7 @@ async fn command_sessions_report_their_exit() {
     );
     let l = prose(&server, "terminal_list", json!({})).await;
     assert!(
-        l.contains("Session 1 \"cmd\"") && l.contains("ended (exit status 3)"),
+        l.contains("[1 (\"cmd\")]") && l.contains("EXITED (exit code 3)"),
         "[exit status in terminal_list] {l}"
     );
     let e = server
@@ -392,13 +410,16 @@ async fn fifty_sessions_and_the_least_recently_used_is_evicted() {
     let c = prose(&server, "terminal_create", json!({})).await;
     assert!(c.starts_with("Created session 51."), "{c}");
     let l = prose(&server, "terminal_list", json!({})).await;
-    assert_eq!(l.lines().count(), 50, "[50 sessions] {l}");
-    assert!(!l.contains("Session 1:"), "[session 1 evicted] {l}");
+    assert!(l.starts_with("50 live session(s):"), "[50 sessions] {l}");
+    assert!(
+        l.contains("[1] tombstoned: evicted"),
+        "[session 1 evicted] {l}"
+    );
     // "その ID への次の呼び出しでは … 新しいシェルが起動し、何が起きたかを示す通知".
     let e = server.err("terminal_read", json!({"sessionId": 1})).await;
     assert!(e.contains("evicted"), "[eviction notice] {e}");
     let r = prose(&server, "terminal_read", json!({"sessionId": 1})).await;
-    assert!(r.starts_with("Screen"), "[the id works again] {r}");
+    assert!(r.starts_with("Terminal: "), "[the id works again] {r}");
     server.stop().await;
 }
 

@@ -456,10 +456,26 @@ async fn verified_skill(
     let SkillResources::Files(files) = &skill.resources else {
         panic!("a fixed skill lists its files: {skill:?}");
     };
-    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].uri, skill.uri, "SKILL.md first");
     files[0]
         .verify(text.as_bytes())
         .expect("digest and size match the read");
+    // Every other file of the skill (its references) is served with its manifest's digest.
+    for file in &files[1..] {
+        let read = client
+            .read_resource(ReadResourceRequestParams::new(file.uri.clone()))
+            .await
+            .expect("resources/read of a skill file");
+        let ResourceContents::TextResourceContents {
+            text, mime_type, ..
+        } = &read.contents[0]
+        else {
+            panic!("a skill file is text: {read:?}");
+        };
+        assert_eq!(mime_type.as_deref(), Some("text/markdown"), "{}", file.uri);
+        file.verify(text.as_bytes())
+            .unwrap_or_else(|e| panic!("{}: {e}", file.uri));
+    }
     let missing = client
         .get_skill(GetSkillRequestParams::new("skill://nowhere/SKILL.md"))
         .await
@@ -484,10 +500,16 @@ async fn the_terminal_use_preset_serves_only_its_seeds_skill() {
     assert!(text.contains("terminal_create"));
     let listed = server.client.list_resources(None).await.unwrap();
     let uris: Vec<&str> = listed.resources.iter().map(|r| r.uri.as_str()).collect();
+    // upstream's skill: SKILL.md and the references it links to; no sessions or jobs.
     assert_eq!(
         uris,
-        ["skill://terminal-use/SKILL.md"],
-        "no sessions or jobs: {uris:?}"
+        [
+            "skill://terminal-use/SKILL.md",
+            "skill://terminal-use/references/keys.md",
+            "skill://terminal-use/references/recipes.md",
+            "skill://terminal-use/references/troubleshooting.md"
+        ],
+        "{uris:?}"
     );
     server.stop().await;
     // The presets whose seeds have no skill serve tools only.

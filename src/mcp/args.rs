@@ -93,8 +93,97 @@ pub fn validate(tool: &str, schema: &JsonObject, args: &JsonObject) -> Result<()
             )));
         }
     }
-    check(schema, &Value::Object(args.clone()), "")
+    let args = Value::Object(args.clone());
+    check_types(schema, &args, "")
+        .and_then(|()| check(schema, &args, ""))
         .map_err(|problem| ToolError::new(format!("Invalid arguments for {tool}: {problem}.")))
+}
+
+/// Checks every value against its schema's `type` and `enum` (a preset's schema is all the
+/// checking its arguments get before they are renamed: `"1"` is not an integer id).
+fn check_types(schema: &JsonObject, value: &Value, path: &str) -> Result<(), String> {
+    let name = if path.is_empty() { "arguments" } else { path };
+    let kind = match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a fractional number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    let fits = |t: &str| match t {
+        "integer" => matches!(value, Value::Number(n) if n.is_i64() || n.is_u64()),
+        "number" => value.is_number(),
+        "string" => value.is_string(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        "null" => value.is_null(),
+        _ => true,
+    };
+    let wanted: Vec<&str> = match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if !wanted.is_empty() && !wanted.iter().any(|t| fits(t)) {
+        let shown = match value {
+            Value::String(s) => format!(" {}", serde_json::to_string(s).unwrap_or_default()),
+            Value::Number(n) => format!(" {n}"),
+            _ => String::new(),
+        };
+        return Err(format!(
+            "`{name}` must be {}, not {kind}{shown}",
+            wanted
+                .iter()
+                .map(|t| match *t {
+                    "integer" => "an integer",
+                    "number" => "a number",
+                    "string" => "a string",
+                    "boolean" => "a boolean",
+                    "array" => "an array",
+                    "object" => "an object",
+                    other => other,
+                })
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ));
+    }
+    if let Some(Value::Array(choices)) = schema.get("enum")
+        && !choices.contains(value)
+    {
+        let listed: Vec<String> = choices.iter().map(Value::to_string).collect();
+        return Err(format!(
+            "`{name}` must be one of {}, not {value}",
+            listed.join(", ")
+        ));
+    }
+    match value {
+        Value::Array(items) => {
+            if let Some(Value::Object(item)) = schema.get("items") {
+                for (i, v) in items.iter().enumerate() {
+                    check_types(item, v, &format!("{name}[{i}]"))?;
+                }
+            }
+        }
+        Value::Object(fields) => {
+            if let Some(Value::Object(props)) = schema.get("properties") {
+                for (key, v) in fields {
+                    if let Some(Value::Object(field)) = props.get(key) {
+                        let child = if path.is_empty() {
+                            key.clone()
+                        } else {
+                            format!("{path}.{key}")
+                        };
+                        check_types(field, v, &child)?;
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Walks `value` alongside `schema`, checking the bounds serde cannot see.

@@ -97,6 +97,19 @@ struct Reserved {
     shape: Shape,
     why: String,
     last_screen: String,
+    at: std::time::SystemTime,
+}
+
+/// A reserved id: a session that ended without being stopped (see [`SessionManager::reserved`]).
+#[derive(Debug, Clone)]
+pub struct ReservedSummary {
+    pub id: String,
+    pub name: Option<String>,
+    /// Why it ended, e.g. `it was idle for more than 6 h`.
+    pub why: String,
+    /// The program of a command session (which is not started again on its own).
+    pub command: Option<String>,
+    pub at: std::time::SystemTime,
 }
 
 #[derive(Default)]
@@ -402,6 +415,30 @@ impl SessionManager {
     }
 
     fn respawn(&self, id: &str) -> Result<Arc<Session>> {
+        // A command session's program is not run again on its own: the id is released.
+        let command_ended = {
+            let mut inner = self.inner();
+            let is_command = inner
+                .reserved
+                .get(id)
+                .is_some_and(|r| r.shape.command.is_some());
+            if is_command {
+                inner.reserved.remove(id)
+            } else {
+                None
+            }
+        };
+        if let Some(reserved) = command_ended {
+            self.changed();
+            let command = reserved.shape.command.unwrap_or_default();
+            let closed = match reserved.why.strip_prefix("it was idle for more than ") {
+                Some(idle) => format!("was closed after sitting idle for more than {idle}"),
+                None => format!("was closed ({})", reserved.why),
+            };
+            return Err(Error::Other(format!(
+                "Session {id} ran `{command}` and {closed}; it was not restarted (a command session's program is not run again on its own), and its id is now released. Start it again with terminal_start."
+            )));
+        }
         let mut taken = None;
         let reserved_slot = self.reserve_slot(
             None,
@@ -535,6 +572,24 @@ impl SessionManager {
             .cloned()
     }
 
+    /// The reserved ids (sessions that ended without being stopped), oldest first.
+    pub fn reserved(&self) -> Vec<ReservedSummary> {
+        let mut all: Vec<ReservedSummary> = self
+            .inner()
+            .reserved
+            .iter()
+            .map(|(id, r)| ReservedSummary {
+                id: id.clone(),
+                name: r.shape.name.clone(),
+                why: r.why.clone(),
+                command: r.shape.command.clone(),
+                at: r.at,
+            })
+            .collect();
+        all.sort_by_key(|r| r.at);
+        all
+    }
+
     /// Every live session, oldest first.
     pub fn list(&self) -> Vec<SessionSummary> {
         let live: Vec<Arc<Session>> = self.inner().live.clone();
@@ -657,12 +712,19 @@ fn reserve(inner: &mut Inner, session: &Session, why: String, last_screen: Strin
     {
         inner.reserved.remove(&oldest);
     }
+    // A resize since the start outlives the session: the fresh one gets the size it had.
+    let mut shape = session.shape.clone();
+    let (rows, cols) = session.screen_size();
+    if let (Ok(rows), Ok(cols)) = (u16::try_from(rows), u16::try_from(cols)) {
+        shape.size = crate::session::emulator::Size { cols, rows };
+    }
     inner.reserved.insert(
         session.id.clone(),
         Reserved {
-            shape: session.shape.clone(),
+            shape,
             why,
             last_screen,
+            at: std::time::SystemTime::now(),
         },
     );
 }

@@ -28,7 +28,11 @@ pub fn identity() -> Identity {
         name: "director-shell-mcp",
         title: "director-shell-mcp (termpilot)",
         instructions: "Run shell commands and Python, write and edit files, search files, run detached jobs and share named locks between agents. Every result is a JSON object; every error is a JSON object with an `error` sentence.",
-        tool_names: &[],
+        // Native sentences name the native tools these two stand for.
+        tool_names: &[
+            ("terminal_write_file", "write_file"),
+            ("terminal_run", "shell_run"),
+        ],
         errors: ErrorShape::JsonObject,
         skill: None,
     }

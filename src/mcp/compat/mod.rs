@@ -20,6 +20,8 @@ pub mod cowork;
 pub mod director_shell;
 pub mod smart_terminal;
 pub mod terminal_use;
+pub mod terminal_use_io;
+pub mod terminal_use_text;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -8,7 +8,7 @@ pub mod jobs;
 pub mod locks;
 pub mod run;
 pub mod screen;
-mod session_call;
+pub(crate) mod session_call;
 pub mod sessions;
 pub mod system;
 pub mod terminal_io;

@@ -137,8 +137,12 @@ pub fn encode(key: &str, app_cursor: bool) -> Result<Vec<u8>> {
             let (Some(c), None) = (chars.next(), chars.next()) else {
                 return Err(unknown());
             };
+            // With a modifier, a letter's case is Shift's to say, as on a keyboard: Alt+B is
+            // ESC b, Alt+Shift+B is ESC B. A bare letter is sent as written.
             let c = if mods.shift {
                 c.to_ascii_uppercase()
+            } else if mods.alt && c.is_ascii_alphabetic() {
+                c.to_ascii_lowercase()
             } else {
                 c
             };
@@ -201,6 +205,9 @@ mod tests {
         assert_eq!(k("Shift+F5"), b"\x1b[15;2~");
         assert_eq!(k("Alt+x"), b"\x1bx");
         assert_eq!(k("Ctrl+]"), vec![0x1d]);
+        // keys.test.ts: "Alt+B → ESC b", "Alt+Shift+B → ESC B".
+        assert_eq!(k("Alt+B"), b"\x1bb");
+        assert_eq!(k("Alt+Shift+B"), b"\x1bB");
     }
 
     #[test]

@@ -638,6 +638,22 @@ impl Session {
         }
     }
 
+    /// The screen as `view:"screen"` reads it (see [`super::screen::read`]).
+    pub fn read_screen(&self, options: super::screen::ScreenOptions) -> super::screen::ScreenText {
+        super::screen::read(&self.state().emu, options)
+    }
+
+    /// When the main process exited, if it has.
+    pub fn exited_at(&self) -> Option<Instant> {
+        self.state().exited_at
+    }
+
+    /// True while the program on screen has turned on bracketed paste (`ESC [?2004h`).
+    pub fn bracketed_paste(&self) -> bool {
+        use alacritty_terminal::term::TermMode;
+        self.state().emu.mode().contains(TermMode::BRACKETED_PASTE)
+    }
+
     /// The output position now: how many bytes the program has printed.
     pub fn position(&self) -> u64 {
         self.state().log.end()
