@@ -517,11 +517,13 @@ async fn run_parsers_hint_and_read_only_paging() {
         assert!(s.get(field).is_some(), "[terminal_run] {field}");
     }
 
-    // "文言：Structured parser unavailable …": a successful, long, unparsed git output.
+    // "文言：Structured parser unavailable …": a successful, long, unparsed git output (of
+    // a subcommand upstream's hint covers: branch, diff, log, remote, rev-parse, status).
+    let long_log = json!(["log", "--stat", "--format=%H%n%H%n%H%n%H%n%H"]);
     let s = server
         .ok(
             "terminal_run",
-            json!({"cmd": "git", "args": ["help"], "cwd": r}),
+            json!({"cmd": "git", "args": long_log, "cwd": r}),
         )
         .await;
     assert_eq!(s["stdout"]["parsed"], Value::Null);
@@ -533,7 +535,7 @@ async fn run_parsers_hint_and_read_only_paging() {
     let s = server
         .ok(
             "terminal_run",
-            json!({"cmd": "git", "args": ["help"], "cwd": r, "parse": false}),
+            json!({"cmd": "git", "args": long_log, "cwd": r, "parse": false}),
         )
         .await;
     assert!(

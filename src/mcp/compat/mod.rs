@@ -18,6 +18,8 @@ pub mod adapt;
 pub mod case;
 pub mod cowork;
 pub mod director_shell;
+pub mod smart_parse;
+pub mod smart_run;
 pub mod smart_terminal;
 pub mod terminal_use;
 

@@ -17,9 +17,9 @@ use serde_json::{Value, json};
 use termpilot_core::Config;
 
 use super::adapt::Adapt;
+use super::smart_run;
 use super::{ErrorShape, Explicit, Identity, Natives};
 use crate::mcp::registry::{DEFAULT_CORE, ToolDef};
-use crate::mcp::reply::ToolError;
 
 /// The 16 tools, core first.
 pub const TOOLS: &[&str] = &[
@@ -44,10 +44,6 @@ pub const TOOLS: &[&str] = &[
 pub const MAX_SESSIONS: usize = 10;
 /// Sessions idle this long are ended.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-/// The hint when a git/where/which output had no parser.
-pub const PROPOSE_PARSER: &str = "Structured parser unavailable for this command signature. If you need this often, propose one.";
-/// Unparsed output at least this long earns the hint.
-const PROPOSE_MIN_BYTES: usize = 200;
 
 pub fn identity() -> Identity {
     Identity {
@@ -140,7 +136,16 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
         .build(n.get("terminal_exec")),
         Adapt {
             hide: &["env", "stdin"],
-            reshape: Some(Arc::new(run_result)),
+            defaults: defaults(&[
+                ("args", json!([])),
+                ("timeout", json!(30000)),
+                ("maxOutputBytes", json!(102400)),
+                ("parse", json!(true)),
+                ("parseOnly", json!(false)),
+                ("summary", json!(false)),
+                ("successExitCode", json!(0)),
+            ]),
+            finish: Some(smart_run::run()),
             ..Adapt::same(
                 "terminal_run",
                 "Run one non-interactive command as cmd + args, without a shell unless shell is true (then /bin/sh; cmd.exe on Windows). Output is capped at maxOutputBytes (stdout and stderr together). Parses supported read-only commands (git status/log/branch/diff/…, where, which) into stdout.parsed; successExitCode, successFile and successFilePattern check the outcome.",
@@ -182,7 +187,15 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
         )
         .build(n.get("terminal_list")),
         Adapt {
-            check: Some(read_only_signature),
+            defaults: defaults(&[
+                ("args", json!([])),
+                ("timeout", json!(30000)),
+                ("maxOutputBytes", json!(102400)),
+                ("page", json!(0)),
+                ("pageSize", json!(100)),
+                ("summary", json!(false)),
+            ]),
+            finish: Some(smart_run::paged(n.get("terminal_run"))),
             ..Adapt::same(
                 "terminal_run_paged",
                 "Run a read-only command (git branch/diff/log/ls-files/remote/rev-parse/status, tasklist, where, which) as cmd + args and return one page of stdout lines with pageInfo {page, pageSize, totalLines, hasNext}; summary:true gives a short summary where supported.",
@@ -239,87 +252,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
     ]
 }
 
-/// The read-only signatures `terminal_run_paged` runs.
-fn read_only_signature(args: &JsonObject) -> Result<(), ToolError> {
-    let cmd = args.get("cmd").and_then(Value::as_str).unwrap_or("");
-    let first = args
-        .get("args")
-        .and_then(Value::as_array)
-        .and_then(|a| a.first())
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let program = std::path::Path::new(cmd)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or(cmd)
-        .to_ascii_lowercase();
-    let allowed = match program.as_str() {
-        "git" => [
-            "branch",
-            "diff",
-            "log",
-            "ls-files",
-            "remote",
-            "rev-parse",
-            "status",
-        ]
-        .contains(&first),
-        "tasklist" | "where" | "which" => true,
-        _ => false,
-    };
-    if allowed {
-        Ok(())
-    } else {
-        Err(ToolError::new(format!(
-            "terminal_run_paged runs only read-only commands (git branch, diff, log, ls-files, remote, rev-parse, status; tasklist; where; which), not `{} {first}`; use terminal_run for it.",
-            cmd
-        )))
-    }
-}
-
-/// git status lists as path strings, and the "propose one" hint.
-fn run_result(mut v: Value, given: &JsonObject) -> Result<Value, ToolError> {
-    let cmd = given.get("cmd").and_then(Value::as_str).unwrap_or("");
-    let program = std::path::Path::new(cmd)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or(cmd)
-        .to_ascii_lowercase();
-    let first = given
-        .get("args")
-        .and_then(Value::as_array)
-        .and_then(|a| a.first())
-        .and_then(Value::as_str);
-    if program == "git"
-        && first == Some("status")
-        && let Some(Value::Object(parsed)) = v.pointer_mut("/stdout/parsed")
-    {
-        for list in ["staged", "modified", "conflicted"] {
-            if let Some(Value::Array(items)) = parsed.get_mut(list) {
-                for item in items.iter_mut() {
-                    if let Some(path) = item.get("path").cloned() {
-                        *item = path;
-                    }
-                }
-            }
-        }
-    }
-    let parse = given.get("parse").and_then(Value::as_bool).unwrap_or(true);
-    let unparsed = v.pointer("/stdout/parsed").is_none_or(Value::is_null);
-    let raw_len = v
-        .pointer("/stdout/raw")
-        .and_then(Value::as_str)
-        .map_or(0, str::len);
-    let ok = v.get("ok").and_then(Value::as_bool).unwrap_or(false);
-    if parse
-        && unparsed
-        && ok
-        && raw_len >= PROPOSE_MIN_BYTES
-        && matches!(program.as_str(), "git" | "where" | "which")
-        && let Value::Object(map) = &mut v
-    {
-        map.entry("hint")
-            .or_insert_with(|| Value::String(PROPOSE_PARSER.into()));
-    }
-    Ok(v)
+/// Upstream's schema defaults (`src/tools.js`), shown in the schema and passed when absent.
+fn defaults(list: &[(&'static str, Value)]) -> Vec<(&'static str, Value)> {
+    list.to_vec()
 }
