@@ -757,3 +757,264 @@ async fn pager_empty_output() {
         json!({"totalLines": 0, "hasNext": false, "page": 0, "pageSize": 5})
     );
 }
+
+// ---- test/ansi.test.js (stripAnsi, through terminal_exec of printf) ----
+
+/// `text` as one single-quoted printf format that prints exactly its UTF-8 bytes.
+fn printf_arg(text: &str) -> String {
+    let mut out = String::from("'");
+    for b in text.bytes() {
+        if (0x20..0x7f).contains(&b) && !matches!(b, b'\'' | b'\\' | b'%') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("\\{b:03o}"));
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// What `terminal_exec` returns for a command printing `raw` (and a newline).
+async fn exec_printf(raw: &str) -> String {
+    let server = preset().await;
+    let s = server.ok("terminal_start", json!({})).await;
+    let id = s["sessionId"].as_str().unwrap();
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": format!("printf {}; echo", printf_arg(raw)), "timeout": 20000}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(r["exitCode"], 0, "{r}");
+    r["output"].as_str().unwrap().to_string()
+}
+
+/// upstream's `stripAnsi(input)` is `want`; terminal_exec returns it as upstream's exec does
+/// (the whole output without trailing whitespace).
+macro_rules! ansi_case {
+    ($name:ident, $upstream:literal, $input:expr, $want:expr) => {
+        #[doc = concat!("test/ansi.test.js: ", $upstream)]
+        #[tokio::test]
+        async fn $name() {
+            let got = exec_printf(&$input).await;
+            let want: &str = $want;
+            assert_eq!(got, want.trim_end(), "[ansi.test.js: {}]", $upstream);
+        }
+    };
+}
+
+ansi_case!(
+    ansi_strips_sgr,
+    "strips SGR color codes",
+    "\x1b[31mred\x1b[0m",
+    "red"
+);
+ansi_case!(
+    ansi_strips_bold_multiple_params,
+    "strips bold and multiple SGR params",
+    "\x1b[1;32mbold green\x1b[0m",
+    "bold green"
+);
+ansi_case!(
+    ansi_strips_cursor_movement,
+    "strips cursor movement sequences",
+    "\x1b[2Jhello\x1b[H",
+    "hello"
+);
+ansi_case!(
+    ansi_strips_osc_title,
+    "strips OSC sequences (e.g. title setting)",
+    "\x1b]0;My Title\x07content",
+    "content"
+);
+ansi_case!(
+    ansi_strips_c1_osc,
+    "strips C1 8-bit OSC sequences (0x9D ... 0x9C)",
+    "\u{9d}0;My Title\u{9c}content",
+    "content"
+);
+ansi_case!(
+    ansi_strips_osc_st,
+    "strips OSC terminated by ST (ESC backslash)",
+    "\x1b]0;My Title\x1b\\content",
+    "content"
+);
+ansi_case!(
+    ansi_plain_text_unchanged,
+    "returns plain text unchanged",
+    "hello world",
+    "hello world"
+);
+ansi_case!(ansi_empty_string, "handles empty string", "", "");
+ansi_case!(
+    ansi_collapses_cr,
+    "collapses simple \\r overwrite",
+    "aaa\rbbb",
+    "bbb"
+);
+ansi_case!(
+    ansi_progress_bar,
+    "collapses progress bar style output",
+    "Loading 10%\rLoading 50%\rLoading 100%",
+    "Loading 100%"
+);
+ansi_case!(
+    ansi_partial_overwrite,
+    "handles partial overwrite (shorter text)",
+    "ABCDEF\rXY",
+    "XYCDEF"
+);
+ansi_case!(
+    ansi_newlines_with_cr,
+    "preserves newlines with \\r overwrites",
+    "line1\nfoo\rbar\nline3",
+    "line1\nbar\nline3"
+);
+ansi_case!(
+    ansi_windows_newlines,
+    "preserves Windows \\r\\n as newlines",
+    "line1\r\nline2\r\n",
+    "line1\nline2\n"
+);
+ansi_case!(ansi_trailing_cr, "handles trailing \\r", "hello\r", "hello");
+ansi_case!(
+    ansi_multiple_cr,
+    "handles multiple \\r in sequence",
+    "ABCDE\r\r\rXY",
+    "XYCDE"
+);
+ansi_case!(
+    ansi_leading_cr,
+    "handles \\r at the start of text",
+    "\rhello",
+    "hello"
+);
+ansi_case!(
+    ansi_single_backspace,
+    "simulates single backspace",
+    "abc\x08d",
+    "abd"
+);
+ansi_case!(
+    ansi_multiple_backspaces,
+    "simulates multiple consecutive backspaces",
+    "abcd\x08\x08\x08",
+    "a"
+);
+ansi_case!(
+    ansi_backspace_at_start,
+    "backspace at start is no-op",
+    "\x08hello",
+    "hello"
+);
+ansi_case!(
+    ansi_backspace_replacement,
+    "backspace with replacement character",
+    "abc\x08\x08xy",
+    "axy"
+);
+ansi_case!(ansi_strips_nul, "strips null bytes", "hel\x00lo", "hello");
+ansi_case!(
+    ansi_strips_bell,
+    "strips bell character",
+    "done\x07",
+    "done"
+);
+ansi_case!(
+    ansi_preserves_tabs,
+    "preserves tabs",
+    "col1\tcol2",
+    "col1\tcol2"
+);
+ansi_case!(
+    ansi_preserves_newlines,
+    "preserves newlines",
+    "line1\nline2",
+    "line1\nline2"
+);
+ansi_case!(
+    ansi_strips_mixed_controls,
+    "strips mixed control characters",
+    "a\x01b\x02c\x7fd",
+    "abcd"
+);
+ansi_case!(
+    ansi_cr_erase_eol,
+    "\\r + erase-to-EOL clears trailing chars from previous write",
+    "Loading... 100%\r\x1b[KDone",
+    "Done"
+);
+ansi_case!(
+    ansi_cr_erase_eol_explicit,
+    "\\r + \\x1b[0K (explicit param) clears trailing chars",
+    "Loading... 100%\r\x1b[0KDone",
+    "Done"
+);
+ansi_case!(
+    ansi_erase_line,
+    "\\x1b[2K erases entire line",
+    "old content\x1b[2Knew",
+    "new"
+);
+ansi_case!(
+    ansi_erase_eol_mid_line,
+    "erase-to-EOL mid-line truncates at cursor position",
+    "foobar\rfoo\x1b[K",
+    "foo"
+);
+ansi_case!(
+    ansi_progress_bar_erase_eol,
+    "progress bar with \\r + erase-to-EOL",
+    "Downloading 10%\r\x1b[KDownloading 50%\r\x1b[KDownloading 100%\r\x1b[KDone!",
+    "Done!"
+);
+
+#[tokio::test]
+/// test/ansi.test.js: standalone erase-to-EOL without \r does not leak sentinel
+async fn ansi_standalone_erase_eol() {
+    assert_eq!(exec_printf("foobar\x1b[K").await, "foobar");
+    assert_eq!(
+        exec_printf("hello world\x1b[K done").await,
+        "hello world done"
+    );
+}
+
+ansi_case!(
+    ansi_erase_eol_with_colors,
+    "erase-to-EOL with ANSI colors",
+    "\x1b[32mlong output\x1b[0m\r\x1b[K\x1b[32mshort\x1b[0m",
+    "short"
+);
+ansi_case!(
+    ansi_codes_and_cr,
+    "ANSI codes + carriage return overwrite",
+    "\x1b[32mLoading 10%\x1b[0m\r\x1b[32mLoading 100%\x1b[0m",
+    "Loading 100%"
+);
+ansi_case!(
+    ansi_codes_backspace_controls,
+    "ANSI codes + backspace + control chars",
+    "\x1b[1mhelo\x08\x08llo\x1b[0m\x07",
+    "hello"
+);
+ansi_case!(
+    ansi_npm_progress_bar,
+    "realistic npm-style progress bar",
+    "\x1b[32m⸩\x1b[0m ░░░░░░░░░░░░░░░░░░ 0/10\r\x1b[32m⸩\x1b[0m ██░░░░░░░░░░░░░░░░ 1/10\r\x1b[32m⸩\x1b[0m ████████████████░░ 9/10\r\x1b[32m⸩\x1b[0m ██████████████████ 10/10",
+    "⸩ ██████████████████ 10/10"
+);
+
+#[tokio::test]
+/// test/ansi.test.js: marker parsing compatibility — markers survive \r processing (here:
+/// text that looks like upstream's markers is output like any other)
+async fn ansi_marker_like_text_survives() {
+    let got =
+        exec_printf("__MCP_PRE_def456__\r\ncommand output\r\n__MCP_DONE_abc123___0__\r\n").await;
+    let lines: Vec<&str> = got.split('\n').collect();
+    assert!(lines.contains(&"__MCP_PRE_def456__"), "{got}");
+    assert!(
+        lines.iter().any(|l| l.contains("__MCP_DONE_abc123__")),
+        "{got}"
+    );
+}

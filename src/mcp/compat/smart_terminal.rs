@@ -129,10 +129,15 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             )
         }
         .build(n.get("terminal_start")),
-        Adapt::same(
-            "terminal_exec",
-            "Run a command in a session and wait until it really finishes (prompt marks, not guesses). Returns output (head and tail kept past maxLines), exitCode, cwd, timedOut; quietExitMs returns early once output stops after minOutputBytes bytes of output.",
-        )
+        Adapt {
+            fixed: vec![("plainOutput", json!(true))],
+            reshape: Some(Arc::new(|v, _| Ok(exec_result(v)))),
+            defaults: defaults(&[("timeout", json!(30000)), ("maxLines", json!(200))]),
+            ..Adapt::same(
+                "terminal_exec",
+                "Run a command in a session and wait until it really finishes (prompt marks, not guesses). Returns output (head and tail kept past maxLines), exitCode, cwd, timedOut; quietExitMs returns early once output stops after minOutputBytes bytes of output.",
+            )
+        }
         .build(n.get("terminal_exec")),
         Adapt {
             hide: &["env", "stdin"],
@@ -202,15 +207,52 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             )
         }
         .build(n.get("terminal_run_paged")),
-        Adapt::same(
-            "terminal_retry",
-            "Run a command in a session until it succeeds (exit code, or successPattern), up to maxRetries more times with exponential, linear or fixed backoff.",
-        )
+        Adapt {
+            fixed: vec![("plainOutput", json!(true)), ("historyOutput", json!(true))],
+            reshape: Some(Arc::new(|mut v, _| {
+                v["lastResult"] = exec_result(v["lastResult"].take());
+                if let Some(history) = v["history"].as_array_mut() {
+                    for h in history.iter_mut() {
+                        if let Value::Object(map) = h {
+                            map.remove("durationMs");
+                            map.remove("success");
+                        }
+                    }
+                }
+                Ok(v)
+            })),
+            defaults: defaults(&[
+                ("maxRetries", json!(3)),
+                ("backoff", json!("exponential")),
+                ("delayMs", json!(1000)),
+                ("timeout", json!(30000)),
+                ("maxLines", json!(200)),
+                ("successExitCode", json!(0)),
+            ]),
+            ..Adapt::same(
+                "terminal_retry",
+                "Run a command in a session until it succeeds (exit code, or successPattern), up to maxRetries more times with exponential, linear or fixed backoff.",
+            )
+        }
         .build(n.get("terminal_retry")),
-        Adapt::same(
-            "terminal_diff",
-            "Run two commands in a session and return a unified diff of their outputs, and whether they are identical.",
-        )
+        Adapt {
+            fixed: vec![("plainOutput", json!(true))],
+            reshape: Some(Arc::new(|mut v, _| {
+                for key in ["resultA", "resultB"] {
+                    v[key] = exec_result(v[key].take());
+                }
+                Ok(v)
+            })),
+            defaults: defaults(&[
+                ("timeout", json!(30000)),
+                ("maxLines", json!(200)),
+                ("contextLines", json!(3)),
+            ]),
+            ..Adapt::same(
+                "terminal_diff",
+                "Run two commands in a session and return a unified diff of their outputs, and whether they are identical.",
+            )
+        }
         .build(n.get("terminal_diff")),
         Adapt::same(
             "terminal_resize",
@@ -255,4 +297,14 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
 /// Upstream's schema defaults (`src/tools.js`), shown in the schema and passed when absent.
 fn defaults(list: &[(&'static str, Value)]) -> Vec<(&'static str, Value)> {
     list.to_vec()
+}
+
+/// A native `terminal_exec` result in upstream's shape: output, exitCode, cwd, timedOut and
+/// the seed's optional fields (no durationMs or position, which neither has).
+fn exec_result(mut v: Value) -> Value {
+    if let Value::Object(map) = &mut v {
+        map.remove("durationMs");
+        map.remove("position");
+    }
+    v
 }
