@@ -1018,3 +1018,673 @@ async fn ansi_marker_like_text_survives() {
         "{got}"
     );
 }
+
+// ---- test/tools.test.js ----
+
+/// A session in the preset and its id.
+async fn session(server: &Server, args: Value) -> String {
+    let s = server.ok("terminal_start", args).await;
+    s["sessionId"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+/// test/tools.test.js: terminal_list returns compact JSON content (and "tools source does not
+/// pretty-print JSON responses": the text block is the compact JSON)
+async fn tools_terminal_list_compact_json() {
+    let server = preset().await;
+    let dir = tempfile::tempdir().unwrap();
+    let id = session(&server, json!({"cwd": dir.path()})).await;
+    let result = server.call("terminal_list", json!({})).await;
+    let text = common::text(&result);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(text, v.to_string(), "compact JSON text");
+    assert_eq!(v["count"], 1, "{v}");
+    assert_eq!(v["sessions"][0]["id"], id);
+    assert_eq!(v["sessions"].as_array().unwrap().len(), 1);
+    server.stop().await;
+}
+
+#[tokio::test]
+/// test/tools.test.js: terminal_list forwards verbose=false for minimal output;
+/// test/pty-session.test.js: getInfo can return minimal terminal_list metadata
+async fn tools_terminal_list_minimal() {
+    let server = preset().await;
+    let dir = tempfile::tempdir().unwrap();
+    let id = session(&server, json!({"cwd": dir.path(), "name": "main"})).await;
+    let v = server.ok("terminal_list", json!({"verbose": false})).await;
+    server.stop().await;
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    assert_eq!(
+        v,
+        json!({"sessions": [{"id": id, "name": "main", "cwd": cwd, "alive": true, "busy": false}], "count": 1})
+    );
+}
+
+#[tokio::test]
+/// test/tools.test.js: tool schemas keep agent-friendly default output sizes
+async fn tools_schema_defaults() {
+    let server = preset().await;
+    let listed = tools(&server).await;
+    server.stop().await;
+    let default = |tool: &str, param: &str| -> Value {
+        listed[tool].input_schema["properties"][param]["default"].clone()
+    };
+    let got = json!({
+        "terminalExecMaxLines": default("terminal_exec", "maxLines"),
+        "terminalReadMaxLines": default("terminal_read", "maxLines"),
+        "terminalHistoryMaxLines": default("terminal_get_history", "maxLines"),
+        "terminalHistoryFormat": default("terminal_get_history", "format"),
+        "terminalRunPagedPageSize": default("terminal_run_paged", "pageSize"),
+        "terminalRunParseOnly": default("terminal_run", "parseOnly"),
+        "terminalRunSummary": default("terminal_run", "summary"),
+        "terminalRunSuccessExitCode": default("terminal_run", "successExitCode"),
+        "terminalRunPagedSummary": default("terminal_run_paged", "summary"),
+        "terminalListVerbose": default("terminal_list", "verbose"),
+    });
+    assert_eq!(
+        got,
+        json!({
+            "terminalExecMaxLines": 200,
+            "terminalReadMaxLines": 200,
+            "terminalHistoryMaxLines": 200,
+            "terminalHistoryFormat": "lines",
+            "terminalRunPagedPageSize": 100,
+            "terminalRunParseOnly": false,
+            "terminalRunSummary": false,
+            "terminalRunSuccessExitCode": 0,
+            "terminalRunPagedSummary": false,
+            "terminalListVerbose": true,
+        })
+    );
+}
+
+#[tokio::test]
+/// test/tools.test.js: terminal_start returns compact session metadata
+async fn tools_terminal_start_metadata() {
+    let server = preset().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = server
+        .ok(
+            "terminal_start",
+            json!({"cols": 140, "rows": 40, "cwd": dir.path(), "name": "smc-verify"}),
+        )
+        .await;
+    let mut keys: Vec<&str> = s.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        ["banner", "cwd", "sessionId", "shell", "shellType"],
+        "{s}"
+    );
+    assert!(!s["banner"].as_str().unwrap().is_empty(), "{s}");
+    let list = server.ok("terminal_list", json!({})).await;
+    server.stop().await;
+    let info = &list["sessions"][0];
+    assert_eq!(
+        (info["cols"].clone(), info["rows"].clone()),
+        (json!(140), json!(40)),
+        "{list}"
+    );
+    assert_eq!(info["name"], "smc-verify");
+}
+
+#[tokio::test]
+/// test/tools.test.js: terminal_start stops a created session when banner startup fails
+/// (here: a shell that cannot start); test/session-manager.test.js: SessionManager.create
+/// rejects unknown shell before creating a session
+async fn tools_terminal_start_failure_stops_session() {
+    let server = preset().await;
+    let e = server
+        .err(
+            "terminal_start",
+            json!({"shell": "nonexistent-shell-abc123"}),
+        )
+        .await;
+    assert!(
+        e.contains("Shell \"nonexistent-shell-abc123\" not found"),
+        "{e}"
+    );
+    assert!(
+        e.to_lowercase()
+            .contains("call terminal_start with no shell parameter"),
+        "{e}"
+    );
+    let list = server.ok("terminal_list", json!({})).await;
+    server.stop().await;
+    assert_eq!(list["count"], 0, "{list}");
+}
+
+#[tokio::test]
+/// test/tools.test.js: terminal_run forwards summary mode for concise output
+async fn tools_terminal_run_summary() {
+    let server = preset().await;
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "which", "args": ["which"], "parse": false, "summary": true}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(r["stdout"]["raw"], "");
+    assert_eq!(r["stdout"]["parsed"], Value::Null);
+    assert!(
+        r["stdout"]["summary"]["pathCount"].as_u64().unwrap() > 0,
+        "{r}"
+    );
+}
+
+#[tokio::test]
+/// test/tools.test.js: terminal_run can re-evaluate success from a file pattern
+async fn tools_terminal_run_success_file() {
+    let (r, log, _dir) = success_file_case("BUILD FAILED").await;
+    assert_eq!(r["ok"], false, "{r}");
+    assert_eq!(r["exitCode"], 0);
+    assert_eq!(r["checks"]["exitCode"]["ok"], true);
+    assert_eq!(r["checks"]["successFile"]["matched"], false);
+    assert_eq!(r["checks"]["successFile"]["path"], json!(log));
+}
+
+#[tokio::test]
+/// test/tools.test.js: terminal_read rejects idleTimeout values that are not less than timeout
+async fn tools_terminal_read_idle_timeout_below_timeout() {
+    let server = preset().await;
+    // Refused before the session is looked up, as upstream does.
+    let e = server
+        .err(
+            "terminal_read",
+            json!({"sessionId": "s1", "timeout": 500, "idleTimeout": 500}),
+        )
+        .await;
+    server.stop().await;
+    assert!(e.contains("idleTimeout must be less than timeout."), "{e}");
+}
+
+#[tokio::test]
+/// test/tools.test.js: terminal_run_paged can return summaries for read-only commands
+async fn tools_terminal_run_paged_summary() {
+    let server = preset().await;
+    let r = server
+        .ok(
+            "terminal_run_paged",
+            json!({"cmd": "which", "args": ["which"], "page": 0, "pageSize": 5, "summary": true}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(r["stdout"]["raw"], "", "{r}");
+    assert_eq!(r["stdout"]["parsed"], Value::Null);
+    assert!(
+        r["stdout"]["summary"]["pathCount"].as_u64().unwrap() > 0,
+        "{r}"
+    );
+    assert!(r["pageInfo"]["totalLines"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test]
+/// test/tools.test.js: terminal_get_history forwards format and returns text payloads;
+/// test/pty-session.test.js: getHistory can return text mode with the same metadata
+async fn tools_terminal_get_history_text() {
+    let server = preset().await;
+    let id = session(&server, json!({})).await;
+    server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "printf 'line 1\\nline 2\\nline 3\\n'"}),
+        )
+        .await;
+    let all = server
+        .ok("terminal_get_history", json!({"sessionId": id}))
+        .await;
+    let lines: Vec<&str> = all["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    // The newest line is the prompt; skip it and take the two before.
+    let at = lines.iter().rposition(|l| *l == "line 3").unwrap();
+    let offset = lines.len() - 1 - at;
+    let r = server
+        .ok(
+            "terminal_get_history",
+            json!({"sessionId": id, "offset": offset, "maxLines": 2, "format": "text"}),
+        )
+        .await;
+    server.stop().await;
+    let total = all["totalLines"].as_u64().unwrap();
+    assert_eq!(
+        r,
+        json!({
+            "sessionId": id,
+            "text": "line 2\nline 3",
+            "totalLines": total,
+            "returnedFrom": total - offset as u64 - 2,
+            "returnedTo": total - offset as u64,
+        })
+    );
+}
+
+/// A session whose output after the returned position is `lines` (then quiet for 5 s).
+async fn printed_lines(server: &Server, lines: &str) -> (String, u64) {
+    let id = session(server, json!({})).await;
+    let before = server
+        .ok(
+            "terminal_read",
+            json!({"sessionId": id, "idleTimeout": 100, "timeout": 5000}),
+        )
+        .await;
+    let since = before["position"].as_u64().unwrap();
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": format!("printf {}; sleep 5\r", printf_arg(lines))}),
+        )
+        .await;
+    (id, since)
+}
+
+#[tokio::test]
+/// test/tools.test.js: terminal_wait forwards returnMode and tailLines;
+/// test/pty-session.test.js: waitForPattern can return the full output
+async fn tools_terminal_wait_full() {
+    let server = preset().await;
+    let (id, since) = printed_lines(&server, "line 1\nline 2\nready\n").await;
+    let r = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^ready$", "since": since, "timeout": 20000, "returnMode": "full", "tailLines": 1}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(r["matched"], true, "{r}");
+    assert_eq!(r["timedOut"], false);
+    assert!(
+        r["output"]
+            .as_str()
+            .unwrap()
+            .ends_with("line 1\nline 2\nready"),
+        "{r}"
+    );
+}
+
+#[tokio::test]
+/// test/pty-session.test.js: waitForPattern returns only the tail by default
+async fn pty_session_wait_tail_by_default() {
+    let server = preset().await;
+    let (id, since) = printed_lines(&server, "line 1\nline 2\nline 3\nready\n").await;
+    let r = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^ready$", "since": since, "timeout": 20000, "tailLines": 2}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(
+        (
+            r["output"].clone(),
+            r["matched"].clone(),
+            r["timedOut"].clone()
+        ),
+        (json!("line 3\nready"), json!(true), json!(false)),
+        "{r}"
+    );
+}
+
+#[tokio::test]
+/// test/pty-session.test.js: waitForPattern can suppress output entirely
+async fn pty_session_wait_match_only() {
+    let server = preset().await;
+    let (id, since) = printed_lines(&server, "booting\nready\n").await;
+    let r = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^ready$", "since": since, "timeout": 20000, "returnMode": "match-only"}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(
+        (r["output"].clone(), r["matched"].clone()),
+        (json!(""), json!(true)),
+        "{r}"
+    );
+}
+
+#[tokio::test]
+/// test/pty-session.test.js: waitForPattern returns only the configured tail on timeout
+async fn pty_session_wait_tail_on_timeout() {
+    let server = preset().await;
+    let (id, since) = printed_lines(&server, "line 1\nline 2\nline 3\n").await;
+    let r = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^ready$", "since": since, "timeout": 1500, "tailLines": 1}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(
+        (
+            r["output"].clone(),
+            r["matched"].clone(),
+            r["timedOut"].clone()
+        ),
+        (json!("line 3"), json!(false), json!(true)),
+        "{r}"
+    );
+}
+
+#[tokio::test]
+/// test/pty-session.test.js: waitForPattern rejects invalid regex patterns
+async fn pty_session_wait_invalid_regex() {
+    let server = preset().await;
+    let id = session(&server, json!({})).await;
+    let e = server
+        .err(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "(", "timeout": 1000}),
+        )
+        .await;
+    server.stop().await;
+    assert!(e.contains("Invalid regex pattern in pattern"), "{e}");
+}
+
+#[tokio::test]
+/// test/tools.test.js: terminal_retry returns retry results as compact JSON
+async fn tools_terminal_retry_compact() {
+    let server = preset().await;
+    let dir = tempfile::tempdir().unwrap();
+    let id = session(&server, json!({"cwd": dir.path()})).await;
+    let r = server
+        .ok(
+            "terminal_retry",
+            json!({"sessionId": id, "command": "echo ok", "maxRetries": 0, "backoff": "fixed", "delayMs": 10, "timeout": 5000, "maxLines": 25, "successExitCode": 0, "successPattern": null}),
+        )
+        .await;
+    server.stop().await;
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    assert_eq!(
+        r,
+        json!({
+            "success": true,
+            "attempts": 1,
+            "lastResult": {"output": "ok", "exitCode": 0, "cwd": cwd, "timedOut": false},
+            "history": [{"attempt": 1, "output": "ok", "exitCode": 0, "cwd": cwd, "timedOut": false}],
+        })
+    );
+}
+
+#[tokio::test]
+/// test/tools.test.js: terminal_diff returns diff results as compact JSON
+async fn tools_terminal_diff_compact() {
+    let server = preset().await;
+    let id = session(&server, json!({})).await;
+    let r = server
+        .ok(
+            "terminal_diff",
+            json!({"sessionId": id, "commandA": "echo alpha", "commandB": "echo beta", "timeout": 4321, "maxLines": 30, "contextLines": 2}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(r["identical"], false, "{r}");
+    let diff = r["diff"].as_str().unwrap();
+    assert!(diff.contains("--- echo alpha"), "{diff}");
+    assert!(diff.contains("+++ echo beta"), "{diff}");
+}
+
+// ---- test/smart-tools.test.js ----
+
+#[tokio::test]
+/// test/smart-tools.test.js: execWithRetry retries until the exit code and pattern succeed
+async fn smart_tools_retry_until_success() {
+    let server = preset().await;
+    let dir = tempfile::tempdir().unwrap();
+    let id = session(&server, json!({"cwd": dir.path()})).await;
+    let r = server
+        .ok(
+            "terminal_retry",
+            json!({
+                "sessionId": id,
+                "command": "if [ -f flag ]; then echo service ready; else touch flag; echo booting; false; fi",
+                "maxRetries": 2, "backoff": "fixed", "delayMs": 10, "timeout": 5000, "maxLines": 50,
+                "successPattern": "ready",
+            }),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(r["success"], true, "{r}");
+    assert_eq!(r["attempts"], 2);
+    assert_eq!(r["lastResult"]["output"], "service ready");
+    assert_eq!(r["history"].as_array().unwrap().len(), 2);
+    assert_eq!(r["history"][0]["output"], "booting");
+}
+
+#[tokio::test]
+/// test/smart-tools.test.js: execWithRetry rejects invalid success patterns
+async fn smart_tools_retry_invalid_pattern() {
+    let server = preset().await;
+    let id = session(&server, json!({})).await;
+    let e = server
+        .err(
+            "terminal_retry",
+            json!({"sessionId": id, "command": "true", "successPattern": "("}),
+        )
+        .await;
+    server.stop().await;
+    assert!(e.contains("Invalid regex pattern in successPattern"), "{e}");
+}
+
+#[tokio::test]
+/// test/smart-tools.test.js: execAndDiff returns a unified diff for changed output
+async fn smart_tools_diff_unified() {
+    let server = preset().await;
+    let id = session(&server, json!({})).await;
+    let r = server
+        .ok(
+            "terminal_diff",
+            json!({"sessionId": id, "commandA": "printf 'alpha\\nbeta\\n'", "commandB": "printf 'alpha\\ngamma\\n'", "timeout": 5000, "maxLines": 20, "contextLines": 1}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(r["identical"], false);
+    let diff = r["diff"].as_str().unwrap();
+    for want in [
+        "--- printf 'alpha\\nbeta\\n'",
+        "+++ printf 'alpha\\ngamma\\n'",
+        "-beta",
+        "+gamma",
+    ] {
+        assert!(diff.contains(want), "{want} in {diff}");
+    }
+}
+
+// ---- test/pty-session.test.js ----
+
+#[tokio::test]
+/// test/pty-session.test.js: buildSessionEnv applies anti-blocking environment defaults
+/// (a session's own env cannot turn the pager back on)
+async fn pty_session_env_anti_blocking_defaults() {
+    let server = preset().await;
+    let id = session(
+        &server,
+        json!({"env": {"CUSTOM_ENV": "yes", "GIT_PAGER": "less"}}),
+    )
+    .await;
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "printf '%s|' \"$CUSTOM_ENV\" \"$GIT_PAGER\" \"$PAGER\" \"$LESS\" \"$TERM\" \"$DEBIAN_FRONTEND\"; echo"}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(
+        r["output"], "yes|cat|cat|-FRX|xterm-256color|noninteractive|",
+        "{r}"
+    );
+}
+
+#[tokio::test]
+/// test/pty-session.test.js: _parseOutput ignores echoed wrapper text and keeps real output
+async fn pty_session_output_without_echo() {
+    let server = preset().await;
+    let dir = tempfile::tempdir().unwrap();
+    let id = session(&server, json!({"cwd": dir.path()})).await;
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo hi"}),
+        )
+        .await;
+    server.stop().await;
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    assert_eq!(
+        (r["output"].clone(), r["exitCode"].clone(), r["cwd"].clone()),
+        (json!("hi"), json!(0), json!(cwd)),
+        "{r}"
+    );
+}
+
+#[tokio::test]
+/// test/pty-session.test.js: _truncateOutput keeps the head and tail when output exceeds maxLines
+async fn pty_session_truncate_head_and_tail() {
+    let server = preset().await;
+    let id = session(&server, json!({})).await;
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "for i in 1 2 3 4 5 6; do echo \"line $i\"; done", "maxLines": 4}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(
+        r["output"], "line 1\nline 2\n\n... 2 lines omitted ...\n\nline 5\nline 6",
+        "{r}"
+    );
+}
+
+#[tokio::test]
+/// test/pty-session.test.js: read returns unread buffered output once
+async fn pty_session_read_returns_output_once() {
+    let server = preset().await;
+    let id = session(&server, json!({})).await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "echo hi\r"}),
+        )
+        .await;
+    let first = server
+        .ok(
+            "terminal_read",
+            json!({"sessionId": id, "timeout": 20000, "idleTimeout": 500}),
+        )
+        .await;
+    let second = server
+        .ok(
+            "terminal_read",
+            json!({"sessionId": id, "timeout": 5000, "idleTimeout": 100}),
+        )
+        .await;
+    server.stop().await;
+    let out = first["output"].as_str().unwrap();
+    assert!(out.contains("echo hi\nhi"), "{first}");
+    assert_eq!(first["timedOut"], false);
+    assert_eq!(second["output"], "", "{second}");
+}
+
+#[tokio::test]
+/// test/pty-session.test.js: getHistory keeps the broader default history limit for agent context
+async fn pty_session_history_default_limit() {
+    let server = preset().await;
+    let id = session(&server, json!({})).await;
+    server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "i=1; while [ $i -le 220 ]; do echo \"line $i\"; i=$((i+1)); done"}),
+        )
+        .await;
+    let r = server
+        .ok("terminal_get_history", json!({"sessionId": id}))
+        .await;
+    server.stop().await;
+    let lines = r["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 200, "{r}");
+    let total = r["totalLines"].as_u64().unwrap();
+    assert_eq!(r["returnedTo"].as_u64().unwrap(), total);
+    assert_eq!(r["returnedFrom"].as_u64().unwrap(), total - 200);
+    assert!(lines.iter().any(|l| l == "line 220"), "{r}");
+    assert!(
+        !lines.iter().any(|l| l == "line 1"),
+        "the newest lines: {r}"
+    );
+}
+
+#[tokio::test]
+/// test/pty-session.test.js: _readUntilIdle collects streamed data even if the buffer shifts
+/// (a read collects every chunk that streams in until the output is idle)
+async fn pty_session_read_collects_streamed_chunks() {
+    let server = preset().await;
+    let id = session(&server, json!({})).await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "printf first; sleep 0.2; printf second; echo\r"}),
+        )
+        .await;
+    let r = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^firstsecond$", "since": 0, "timeout": 20000, "returnMode": "full"}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(r["matched"], true, "{r}");
+}
+
+// ---- test/session-manager.test.js ----
+
+#[tokio::test]
+/// test/session-manager.test.js: resolveSessionCwd returns an absolute directory path
+async fn session_manager_cwd_is_absolute() {
+    let server = preset().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = server
+        .ok("terminal_start", json!({"cwd": dir.path()}))
+        .await;
+    server.stop().await;
+    let cwd = s["cwd"].as_str().unwrap();
+    assert!(Path::new(cwd).is_absolute(), "{s}");
+    assert_eq!(
+        std::fs::canonicalize(cwd).unwrap(),
+        std::fs::canonicalize(dir.path()).unwrap()
+    );
+}
+
+#[tokio::test]
+/// test/session-manager.test.js: SessionManager.create rejects invalid cwd before creating a session
+async fn session_manager_rejects_missing_cwd() {
+    let server = preset().await;
+    let missing = std::env::temp_dir().join("smart-terminal-mcp-missing-upstream-test");
+    let e = server.err("terminal_start", json!({"cwd": missing})).await;
+    let list = server.ok("terminal_list", json!({})).await;
+    server.stop().await;
+    assert_eq!(
+        e,
+        format!(
+            "Invalid cwd \"{}\": Path does not exist (ENOENT)",
+            missing.display()
+        )
+    );
+    assert_eq!(list["count"], 0);
+}
+
+#[tokio::test]
+/// test/session-manager.test.js: SessionManager.create rejects file cwd values
+async fn session_manager_rejects_file_cwd() {
+    let server = preset().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-directory.txt");
+    std::fs::write(&file, "hello").unwrap();
+    let e = server.err("terminal_start", json!({"cwd": file})).await;
+    let list = server.ok("terminal_list", json!({})).await;
+    server.stop().await;
+    assert!(e.contains("Path is not a directory"), "{e}");
+    assert_eq!(list["count"], 0);
+}
