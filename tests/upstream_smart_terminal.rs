@@ -1688,3 +1688,30 @@ async fn session_manager_rejects_file_cwd() {
     assert!(e.contains("Path is not a directory"), "{e}");
     assert_eq!(list["count"], 0);
 }
+
+#[tokio::test]
+/// test/tools.test.js: tool metadata stays concise
+async fn tools_metadata_stays_concise() {
+    let server = preset().await;
+    let listed = tools(&server).await;
+    server.stop().await;
+    let banned = regex::Regex::new(r"(?i)\(default:|e\.g\.|Defaults to|such as").unwrap();
+    let mut problems = Vec::new();
+    for (name, tool) in &listed {
+        let description = tool.description.as_deref().unwrap_or_default();
+        if description.chars().count() > 70 {
+            problems.push(format!("{name} description is too long: {description}"));
+        }
+        if description.contains("Supported keys:") {
+            problems.push(format!("{name} description lists keys"));
+        }
+        let props = tool.input_schema["properties"].as_object().unwrap();
+        for (field, schema) in props {
+            let d = schema["description"].as_str().unwrap_or_default();
+            if d.chars().count() > 30 || banned.is_match(d) {
+                problems.push(format!("{name}.{field} description: {d}"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

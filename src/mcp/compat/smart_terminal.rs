@@ -2,12 +2,16 @@
 //!
 //! The names are native; the preset hides the native parameters the seed does not have,
 //! and adds what the seed documents differently: `terminal_write` (and `terminal_send_key`)
-//! are fire-and-forget so the program's answer stays for `terminal_read`; git status lists
-//! are path strings; `terminal_watch` always returns `context`; `terminal_run_paged` runs
-//! only the read-only command signatures it can page; `terminal_run` says "propose one" when
-//! a git/where/which output had no parser. `SMART_TERMINAL_DISABLED_TOOLS` moves tools
-//! behind `terminal_extra` (an empty value registers all 16 directly), `SMART_TERMINAL_SHELL`
-//! picks the shell, and the limits are 10 sessions and 30 minutes idle.
+//! are fire-and-forget so the program's answer stays for `terminal_read`; `terminal_watch`
+//! always returns `context`. Where the seed is silent, upstream (`pungggi/smart-terminal-mcp`
+//! v1.2.28, its code and tests) settles it: `terminal_run`/`terminal_run_paged` results come
+//! from [`super::smart_run`] (upstream's parsers, summaries, checks and hint); exec output is
+//! cleaned as upstream cleans it (`plainOutput`); results drop native-only fields; errors read
+//! as upstream's where its tests quote them ([`upstream_error`]); schemas carry upstream's
+//! defaults and short descriptions. `SMART_TERMINAL_DISABLED_TOOLS` moves tools behind
+//! `terminal_extra` (an empty value registers all 16 directly), `SMART_TERMINAL_SHELL` picks
+//! the shell, and the limits are 10 sessions and 30 minutes idle. `docs/compat.md` lists each
+//! point where upstream or the seed decided.
 
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
@@ -128,7 +132,10 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             defaults: defaults(&[("cols", json!(120)), ("rows", json!(30))]),
             pre: Some(force_anti_blocking_env),
             reshape: Some(Arc::new(|v, _| {
-                let banner = v["banner"].as_str().filter(|b| !b.is_empty()).unwrap_or("(no banner)");
+                let banner = v["banner"]
+                    .as_str()
+                    .filter(|b| !b.is_empty())
+                    .unwrap_or("(no banner)");
                 Ok(json!({
                     "sessionId": v["sessionId"],
                     "shell": v["shell"],
@@ -139,7 +146,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             })),
             ..Adapt::same(
                 "terminal_start",
-                "Start a persistent shell session (PTY). Returns sessionId, shell, shellType, cwd and the startup banner.",
+                "Start a shell session (PTY); returns its id, shell, cwd and banner.",
             )
         }
         .upstream(n.get("terminal_start")),
@@ -149,7 +156,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             defaults: defaults(&[("timeout", json!(30000)), ("maxLines", json!(200))]),
             ..Adapt::same(
                 "terminal_exec",
-                "Run a command in a session and wait until it really finishes (prompt marks, not guesses). Returns output (head and tail kept past maxLines), exitCode, cwd, timedOut; quietExitMs returns early once output stops after minOutputBytes bytes of output.",
+                "Run a command in a session and wait for it to finish.",
             )
         }
         .upstream(n.get("terminal_exec")),
@@ -167,7 +174,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             finish: Some(smart_run::run()),
             ..Adapt::same(
                 "terminal_run",
-                "Run one non-interactive command as cmd + args, without a shell unless shell is true (then /bin/sh; cmd.exe on Windows). Output is capped at maxOutputBytes (stdout and stderr together). Parses supported read-only commands (git status/log/branch/diff/…, where, which) into stdout.parsed; successExitCode, successFile and successFilePattern check the outcome.",
+                "Run a program directly (cmd + args, no shell quoting); parse output.",
             )
         }
         .upstream(n.get("terminal_run")),
@@ -181,14 +188,14 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             ]),
             ..Adapt::same(
                 "terminal_read",
-                "Read a session's buffered output, returning once it has been idle for idleTimeout ms. since (a position from an earlier call) returns only what came after it.",
+                "Read a session's new output once it goes idle.",
             )
         }
         .upstream(n.get("terminal_read")),
         fire_and_forget(
             "terminal_write",
             &["paste", "returnOutput"],
-            "Write raw data to a session (\\r is Enter, \\t is Tab) for interactive programs; read the answer with terminal_read.",
+            "Write raw data to a session (\\r is Enter, \\t is Tab).",
         ),
         Adapt {
             hide: &["until", "on", "quietMs"],
@@ -200,23 +207,21 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             ]),
             ..Adapt::same(
                 "terminal_wait",
-                "Wait for a pattern (text or regex) in output produced after the call (or after since). The echo of typed input never matches. returnMode tail (last tailLines lines), full or match-only.",
+                "Wait for a pattern in a session's new output.",
             )
         }
         .upstream(n.get("terminal_wait")),
         Adapt {
             hide: &["overwrite"],
             ..Adapt::same(
-            "terminal_stop",
-            "Stop a session and kill its whole process group; optionally return the last snapshotLines lines and write the full transcript to transcriptPath.",
-        )}
+                "terminal_stop",
+                "Stop a session and its processes; optional snapshot and transcript.",
+            )
+        }
         .upstream(n.get("terminal_stop")),
         Adapt {
             defaults: defaults(&[("verbose", json!(true))]),
-            ..Adapt::same(
-                "terminal_list",
-                "List the open sessions (verbose:false: id, name, cwd, alive, busy only).",
-            )
+            ..Adapt::same("terminal_list", "List the open sessions.")
         }
         .upstream(n.get("terminal_list")),
         Adapt {
@@ -231,7 +236,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             finish: Some(smart_run::paged(n.get("terminal_run"))),
             ..Adapt::same(
                 "terminal_run_paged",
-                "Run a read-only command (git branch/diff/log/ls-files/remote/rev-parse/status, tasklist, where, which) as cmd + args and return one page of stdout lines with pageInfo {page, pageSize, totalLines, hasNext}; summary:true gives a short summary where supported.",
+                "Run a read-only command and return one page of its output.",
             )
         }
         .upstream(n.get("terminal_run_paged")),
@@ -259,7 +264,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             ]),
             ..Adapt::same(
                 "terminal_retry",
-                "Run a command in a session until it succeeds (exit code, or successPattern), up to maxRetries more times with exponential, linear or fixed backoff.",
+                "Run a command until it succeeds, with backoff between attempts.",
             )
         }
         .upstream(n.get("terminal_retry")),
@@ -278,7 +283,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             ]),
             ..Adapt::same(
                 "terminal_diff",
-                "Run two commands in a session and return a unified diff of their outputs, and whether they are identical.",
+                "Run two commands and return a unified diff of their outputs.",
             )
         }
         .upstream(n.get("terminal_diff")),
@@ -290,7 +295,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
         fire_and_forget(
             "terminal_send_key",
             &["count", "returnOutput"],
-            "Send a named key to a session: ctrl+c/d/z/l/a/e/u/k/w, tab, enter, escape, up, down, left, right, home, end, pageup, pagedown, backspace, delete, f1–f12.",
+            "Send a named key (ctrl+c, enter, up, f1, …) to a session.",
         ),
         Adapt {
             defaults: defaults(&[
@@ -309,7 +314,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             })),
             ..Adapt::same(
                 "terminal_get_history",
-                "Read a session's output history by line: offset lines back from the newest (0 = newest), up to maxLines, as lines or text.",
+                "Read a session's earlier output, newest lines by default.",
             )
         }
         .upstream(n.get("terminal_get_history")),
@@ -319,7 +324,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             defaults: defaults(&[("encoding", json!("utf-8")), ("append", json!(false))]),
             ..Adapt::same(
                 "terminal_write_file",
-                "Write content to a file directly, without shell escaping: path absolute or relative to the session's cwd; encoding utf-8, ascii, base64, hex or latin1; append to add to the end.",
+                "Write a file directly, without shell escaping.",
             )
         }
         .upstream(n.get("terminal_write_file")),
@@ -332,7 +337,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             })),
             ..Adapt::same(
                 "terminal_watch",
-                "Wait for the first of several triggers (1–10 patterns with ids), quiet output (quietExitMs), the program's exit or the timeout. Returns reason, triggerId, matchedLine, context and position.",
+                "Wait for the first of several triggers, quiet output or exit.",
             )
         }
         .upstream(n.get("terminal_watch")),
@@ -387,8 +392,47 @@ impl Upstream for Adapt {
             }) as BoxFuture
         });
         self.finish = Some(finish);
-        self.build(native)
+        let mut def = self.build(native);
+        def.input_schema = Arc::new(concise_fields((*def.input_schema).clone()));
+        def
     }
+}
+
+/// Short field descriptions (upstream keeps each to 30 characters, with no defaults or
+/// examples in them): a native description that is longer is replaced, or dropped.
+fn concise_fields(mut schema: JsonObject) -> JsonObject {
+    const SHORT: &[(&str, &str)] = &[
+        ("offset", "Lines back from the newest"),
+        ("delayMs", "Base delay in ms"),
+        ("maxOutputBytes", "Max output bytes"),
+        ("key", "Key name"),
+        ("quietExitMs", "Quiet time in ms"),
+        ("since", "Start at this output position"),
+        ("encoding", "File encoding"),
+        ("sessionId", "Session ID"),
+    ];
+    static BANNED: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)\(default:|e\.g\.|Defaults to|such as").unwrap());
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            let Value::Object(prop) = prop else { continue };
+            let long = prop
+                .get("description")
+                .and_then(Value::as_str)
+                .is_some_and(|d| d.chars().count() > 30 || BANNED.is_match(d));
+            if long {
+                match SHORT.iter().find(|(n, _)| n == name) {
+                    Some((_, short)) => {
+                        prop.insert("description".into(), json!(short));
+                    }
+                    None => {
+                        prop.remove("description");
+                    }
+                }
+            }
+        }
+    }
+    schema
 }
 
 /// A native error sentence in upstream's words where its tests quote them
