@@ -383,16 +383,28 @@ async fn repl_write_then_read_and_keys() {
     for field in ["output", "timedOut", "position"] {
         assert!(r.get(field).is_some(), "[terminal_read] {field}");
     }
+    // UPSTREAM src/tools.js: a written `\r` (backslash, r) is Enter too.
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "echo escaped-$((3 * 3))\\r"}),
+        )
+        .await;
+    let r = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^escaped-9$", "since": 0, "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(r["matched"], true, "[terminal_write \\r] {r}");
     let k = server
         .ok(
             "terminal_send_key",
             json!({"sessionId": id, "key": "ctrl+c"}),
         )
         .await;
-    assert_eq!(
-        k,
-        json!({"success": true, "sessionId": id, "key": "ctrl+c"})
-    );
+    // UPSTREAM src/tools.js: {success, key}.
+    assert_eq!(k, json!({"success": true, "key": "ctrl+c"}));
     let e = server
         .err(
             "terminal_send_key",

@@ -115,13 +115,15 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
         Adapt {
             hide,
             fixed: vec![("returnOutput", json!("none"))],
+            // upstream: write → {success, sessionId}, send_key → {success, key}.
             reshape: Some(Arc::new(move |_, given: &JsonObject| {
-                let mut out = json!({"success": true, "sessionId": given.get("sessionId")});
-                if name == "terminal_send_key" {
-                    out["key"] = given.get("key").cloned().unwrap_or(Value::Null);
-                }
-                Ok(out)
+                Ok(if name == "terminal_send_key" {
+                    json!({"success": true, "key": given.get("key")})
+                } else {
+                    json!({"success": true, "sessionId": given.get("sessionId")})
+                })
             })),
+            pre: (name == "terminal_write").then_some(unescape_data as fn(&mut JsonObject)),
             ..Adapt::same(name, description)
         }
         .upstream(n.get(name))
@@ -500,5 +502,16 @@ fn force_anti_blocking_env(call: &mut JsonObject) {
         for key in ["GIT_PAGER", "PAGER", "LESS", "TERM", "DEBIAN_FRONTEND"] {
             env.remove(key);
         }
+    }
+}
+
+/// upstream `terminal_write`: the two-character sequences `\r`, `\n` and `\t` in `data`
+/// are Enter, newline and Tab (an agent that escapes its backslash still presses Enter).
+fn unescape_data(call: &mut JsonObject) {
+    if let Some(Value::String(data)) = call.get_mut("data") {
+        *data = data
+            .replace("\\r", "\r")
+            .replace("\\n", "\n")
+            .replace("\\t", "\t");
     }
 }
