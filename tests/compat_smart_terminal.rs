@@ -596,3 +596,75 @@ async fn run_parsers_hint_and_read_only_paging() {
     assert!(e.contains("stdin"), "{e}");
     server.stop().await;
 }
+
+/// The seed documents no result for list entries, resize, write_file or stop's message;
+/// UPSTREAM (src/tools.js, src/pty-session.js getInfo/waitForPattern) settles them.
+#[tokio::test]
+async fn session_tool_shapes_are_upstreams() {
+    let server = start_preset("smart-terminal", &[("SMART_TERMINAL_DISABLED_TOOLS", "")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = server
+        .ok("terminal_start", json!({"name": "m", "cwd": dir.path()}))
+        .await;
+    let id = s["sessionId"].as_str().unwrap();
+    let list = server.ok("terminal_list", json!({})).await;
+    let entry = list["sessions"][0].as_object().unwrap();
+    let mut keys: Vec<&str> = entry.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "alive",
+            "busy",
+            "cols",
+            "createdAt",
+            "cwd",
+            "id",
+            "idleSeconds",
+            "lastActivity",
+            "name",
+            "rows",
+            "shell",
+            "shellType"
+        ],
+        "[terminal_list verbose] {list}"
+    );
+    assert_eq!(entry["shellType"], s["shellType"]);
+    assert!(
+        entry["createdAt"].as_str().unwrap().ends_with('Z'),
+        "ISO 8601: {list}"
+    );
+    let r = server
+        .ok(
+            "terminal_resize",
+            json!({"sessionId": id, "cols": 100, "rows": 40}),
+        )
+        .await;
+    assert_eq!(r, json!({"success": true, "cols": 100, "rows": 40}));
+    let w = server
+        .ok(
+            "terminal_write_file",
+            json!({"sessionId": id, "path": "a.txt", "content": "hi"}),
+        )
+        .await;
+    let path = std::fs::canonicalize(dir.path()).unwrap().join("a.txt");
+    assert_eq!(
+        w,
+        json!({"success": true, "path": path, "size": 2, "append": false})
+    );
+    let r = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "never-printed", "timeout": 1000}),
+        )
+        .await;
+    let mut keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["matched", "output", "position", "timedOut"], "{r}");
+    let r = server.ok("terminal_stop", json!({"sessionId": id})).await;
+    assert_eq!(
+        r,
+        json!({"success": true, "message": format!("Session {id} stopped.")})
+    );
+    server.stop().await;
+}

@@ -20,6 +20,7 @@ pub mod cowork;
 pub mod director_shell;
 pub mod smart_parse;
 pub mod smart_run;
+pub mod smart_shapes;
 pub mod smart_terminal;
 pub mod terminal_use;
 

@@ -22,8 +22,8 @@ use serde_json::{Value, json};
 use termpilot_core::Config;
 
 use super::adapt::{Adapt, Finish};
-use super::smart_run;
 use super::{ErrorShape, Explicit, Identity, Natives};
+use super::{smart_run, smart_shapes};
 use crate::mcp::registry::{BoxFuture, DEFAULT_CORE, ToolDef};
 use crate::mcp::reply::{Reply, ToolError};
 
@@ -138,6 +138,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
                     .as_str()
                     .filter(|b| !b.is_empty())
                     .unwrap_or("(no banner)");
+                smart_shapes::note_start(&v);
                 Ok(json!({
                     "sessionId": v["sessionId"],
                     "shell": v["shell"],
@@ -207,6 +208,12 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
                 ("returnMode", json!("tail")),
                 ("tailLines", json!(50)),
             ]),
+            reshape: Some(Arc::new(|v, _| {
+                Ok(smart_shapes::only(
+                    v,
+                    &["output", "matched", "timedOut", "position"],
+                ))
+            })),
             ..Adapt::same(
                 "terminal_wait",
                 "Wait for a pattern in a session's new output.",
@@ -215,6 +222,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
         .upstream(n.get("terminal_wait")),
         Adapt {
             hide: &["overwrite"],
+            reshape: Some(Arc::new(|v, given| Ok(smart_shapes::stopped(v, given)))),
             ..Adapt::same(
                 "terminal_stop",
                 "Stop a session and its processes; optional snapshot and transcript.",
@@ -223,6 +231,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
         .upstream(n.get("terminal_stop")),
         Adapt {
             defaults: defaults(&[("verbose", json!(true))]),
+            reshape: Some(Arc::new(|v, given| Ok(smart_shapes::listed(v, given)))),
             ..Adapt::same("terminal_list", "List the open sessions.")
         }
         .upstream(n.get("terminal_list")),
@@ -289,10 +298,15 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             )
         }
         .upstream(n.get("terminal_diff")),
-        Adapt::same(
-            "terminal_resize",
-            "Resize a session's terminal to cols × rows.",
-        )
+        Adapt {
+            reshape: Some(Arc::new(|v, _| {
+                Ok(json!({"success": true, "cols": v["cols"], "rows": v["rows"]}))
+            })),
+            ..Adapt::same(
+                "terminal_resize",
+                "Resize a session's terminal to cols × rows.",
+            )
+        }
         .upstream(n.get("terminal_resize")),
         fire_and_forget(
             "terminal_send_key",
@@ -324,6 +338,12 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             hide: &["createDirs", "breakLinks"],
             require: &["sessionId"],
             defaults: defaults(&[("encoding", json!("utf-8")), ("append", json!(false))]),
+            reshape: Some(Arc::new(|v, _| {
+                Ok(smart_shapes::only(
+                    v,
+                    &["success", "path", "size", "append"],
+                ))
+            })),
             ..Adapt::same(
                 "terminal_write_file",
                 "Write a file directly, without shell escaping.",
