@@ -336,7 +336,11 @@ async fn shell_variable_and_session_limit() {
         server.ok("terminal_start", json!({})).await;
     }
     let e = server.err("terminal_start", json!({})).await;
-    assert!(e.contains("10"), "[10 sessions] {e}");
+    // UPSTREAM src/session-manager.js words it.
+    assert_eq!(
+        e, "Maximum 10 concurrent sessions reached. Stop an existing session first.",
+        "[10 sessions]"
+    );
     server.stop().await;
 }
 
@@ -665,6 +669,32 @@ async fn session_tool_shapes_are_upstreams() {
     assert_eq!(
         r,
         json!({"success": true, "message": format!("Session {id} stopped.")})
+    );
+    server.stop().await;
+}
+
+/// UPSTREAM src/pty-session.js: a session whose command is still running is "busy" in
+/// upstream's words.
+#[tokio::test]
+async fn busy_session_error_is_upstreams() {
+    let server = start_preset("smart-terminal", &[]).await;
+    let s = server.ok("terminal_start", json!({})).await;
+    let id = s["sessionId"].as_str().unwrap();
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "sleep 30", "timeout": 1000}),
+        )
+        .await;
+    assert_eq!(r["timedOut"], true, "{r}");
+    let e = server
+        .err("terminal_exec", json!({"sessionId": id, "command": "true"}))
+        .await;
+    assert_eq!(
+        e,
+        format!(
+            "Session {id} is busy with a background command. Wait for it to finish, or use terminal_read to check output, or terminal_send_key(\"ctrl+c\") to abort it."
+        )
     );
     server.stop().await;
 }

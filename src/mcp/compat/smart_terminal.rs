@@ -471,6 +471,14 @@ fn upstream_error(tool: &str, given: &JsonObject, message: &str) -> String {
         LazyLock::new(|| Regex::new(r"^The shell `(.*)` was not found").unwrap());
     static SESSION: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"^No session is called `(.*)`\.").unwrap());
+    static FULL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(\d+) sessions are open, the most this server allows").unwrap()
+    });
+    static BUSY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:A command is still running in session (\S+)\.|`.*` is running in session (\S+), so there is no prompt)").unwrap()
+    });
+    static GONE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^The program in session (\S+) has exited").unwrap());
     let mut out = if let Some(c) = REGEX.captures(message) {
         format!("Invalid regex pattern in {}: {}", &c[1], &c[2])
     } else if let Some(c) = CWD.captures(message) {
@@ -496,6 +504,18 @@ fn upstream_error(tool: &str, given: &JsonObject, message: &str) -> String {
             "Session \"{}\" not found. Use terminal_list to see active sessions.",
             &c[1]
         )
+    } else if let Some(c) = FULL.captures(message) {
+        format!(
+            "Maximum {} concurrent sessions reached. Stop an existing session first.",
+            &c[1]
+        )
+    } else if let Some(c) = BUSY.captures(message) {
+        let id = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
+        format!(
+            "Session {id} is busy with a background command. Wait for it to finish, or use terminal_read to check output, or terminal_send_key(\"ctrl+c\") to abort it."
+        )
+    } else if let Some(c) = GONE.captures(message) {
+        format!("Session {} is no longer alive.", &c[1])
     } else {
         message.to_string()
     };
