@@ -336,7 +336,11 @@ async fn shell_variable_and_session_limit() {
         server.ok("terminal_start", json!({})).await;
     }
     let e = server.err("terminal_start", json!({})).await;
-    assert!(e.contains("10"), "[10 sessions] {e}");
+    // UPSTREAM src/session-manager.js words it.
+    assert_eq!(
+        e, "Maximum 10 concurrent sessions reached. Stop an existing session first.",
+        "[10 sessions]"
+    );
     server.stop().await;
 }
 
@@ -383,16 +387,28 @@ async fn repl_write_then_read_and_keys() {
     for field in ["output", "timedOut", "position"] {
         assert!(r.get(field).is_some(), "[terminal_read] {field}");
     }
+    // UPSTREAM src/tools.js: a written `\r` (backslash, r) is Enter too.
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "echo escaped-$((3 * 3))\\r"}),
+        )
+        .await;
+    let r = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^escaped-9$", "since": 0, "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(r["matched"], true, "[terminal_write \\r] {r}");
     let k = server
         .ok(
             "terminal_send_key",
             json!({"sessionId": id, "key": "ctrl+c"}),
         )
         .await;
-    assert_eq!(
-        k,
-        json!({"success": true, "sessionId": id, "key": "ctrl+c"})
-    );
+    // UPSTREAM src/tools.js: {success, key}.
+    assert_eq!(k, json!({"success": true, "key": "ctrl+c"}));
     let e = server
         .err(
             "terminal_send_key",
@@ -517,11 +533,13 @@ async fn run_parsers_hint_and_read_only_paging() {
         assert!(s.get(field).is_some(), "[terminal_run] {field}");
     }
 
-    // "文言：Structured parser unavailable …": a successful, long, unparsed git output.
+    // "文言：Structured parser unavailable …": a successful, long, unparsed git output (of
+    // a subcommand upstream's hint covers: branch, diff, log, remote, rev-parse, status).
+    let long_log = json!(["log", "--stat", "--format=%H%n%H%n%H%n%H%n%H"]);
     let s = server
         .ok(
             "terminal_run",
-            json!({"cmd": "git", "args": ["help"], "cwd": r}),
+            json!({"cmd": "git", "args": long_log, "cwd": r}),
         )
         .await;
     assert_eq!(s["stdout"]["parsed"], Value::Null);
@@ -533,7 +551,7 @@ async fn run_parsers_hint_and_read_only_paging() {
     let s = server
         .ok(
             "terminal_run",
-            json!({"cmd": "git", "args": ["help"], "cwd": r, "parse": false}),
+            json!({"cmd": "git", "args": long_log, "cwd": r, "parse": false}),
         )
         .await;
     assert!(
@@ -580,5 +598,103 @@ async fn run_parsers_hint_and_read_only_paging() {
         .err("terminal_run", json!({"cmd": "cat", "stdin": "x"}))
         .await;
     assert!(e.contains("stdin"), "{e}");
+    server.stop().await;
+}
+
+/// The seed documents no result for list entries, resize, write_file or stop's message;
+/// UPSTREAM (src/tools.js, src/pty-session.js getInfo/waitForPattern) settles them.
+#[tokio::test]
+async fn session_tool_shapes_are_upstreams() {
+    let server = start_preset("smart-terminal", &[("SMART_TERMINAL_DISABLED_TOOLS", "")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = server
+        .ok("terminal_start", json!({"name": "m", "cwd": dir.path()}))
+        .await;
+    let id = s["sessionId"].as_str().unwrap();
+    let list = server.ok("terminal_list", json!({})).await;
+    let entry = list["sessions"][0].as_object().unwrap();
+    let mut keys: Vec<&str> = entry.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "alive",
+            "busy",
+            "cols",
+            "createdAt",
+            "cwd",
+            "id",
+            "idleSeconds",
+            "lastActivity",
+            "name",
+            "rows",
+            "shell",
+            "shellType"
+        ],
+        "[terminal_list verbose] {list}"
+    );
+    assert_eq!(entry["shellType"], s["shellType"]);
+    assert!(
+        entry["createdAt"].as_str().unwrap().ends_with('Z'),
+        "ISO 8601: {list}"
+    );
+    let r = server
+        .ok(
+            "terminal_resize",
+            json!({"sessionId": id, "cols": 100, "rows": 40}),
+        )
+        .await;
+    assert_eq!(r, json!({"success": true, "cols": 100, "rows": 40}));
+    let w = server
+        .ok(
+            "terminal_write_file",
+            json!({"sessionId": id, "path": "a.txt", "content": "hi"}),
+        )
+        .await;
+    let path = std::fs::canonicalize(dir.path()).unwrap().join("a.txt");
+    assert_eq!(
+        w,
+        json!({"success": true, "path": path, "size": 2, "append": false})
+    );
+    let r = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "never-printed", "timeout": 1000}),
+        )
+        .await;
+    let mut keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["matched", "output", "position", "timedOut"], "{r}");
+    let r = server.ok("terminal_stop", json!({"sessionId": id})).await;
+    assert_eq!(
+        r,
+        json!({"success": true, "message": format!("Session {id} stopped.")})
+    );
+    server.stop().await;
+}
+
+/// UPSTREAM src/pty-session.js: a session whose command is still running is "busy" in
+/// upstream's words.
+#[tokio::test]
+async fn busy_session_error_is_upstreams() {
+    let server = start_preset("smart-terminal", &[]).await;
+    let s = server.ok("terminal_start", json!({})).await;
+    let id = s["sessionId"].as_str().unwrap();
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "sleep 30", "timeout": 1000}),
+        )
+        .await;
+    assert_eq!(r["timedOut"], true, "{r}");
+    let e = server
+        .err("terminal_exec", json!({"sessionId": id, "command": "true"}))
+        .await;
+    assert_eq!(
+        e,
+        format!(
+            "Session {id} is busy with a background command. Wait for it to finish, or use terminal_read to check output, or terminal_send_key(\"ctrl+c\") to abort it."
+        )
+    );
     server.stop().await;
 }

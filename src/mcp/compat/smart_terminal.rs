@@ -2,24 +2,30 @@
 //!
 //! The names are native; the preset hides the native parameters the seed does not have,
 //! and adds what the seed documents differently: `terminal_write` (and `terminal_send_key`)
-//! are fire-and-forget so the program's answer stays for `terminal_read`; git status lists
-//! are path strings; `terminal_watch` always returns `context`; `terminal_run_paged` runs
-//! only the read-only command signatures it can page; `terminal_run` says "propose one" when
-//! a git/where/which output had no parser. `SMART_TERMINAL_DISABLED_TOOLS` moves tools
-//! behind `terminal_extra` (an empty value registers all 16 directly), `SMART_TERMINAL_SHELL`
-//! picks the shell, and the limits are 10 sessions and 30 minutes idle.
+//! are fire-and-forget so the program's answer stays for `terminal_read`; `terminal_watch`
+//! always returns `context`. Where the seed is silent, upstream (`pungggi/smart-terminal-mcp`
+//! v1.2.28, its code and tests) settles it: `terminal_run`/`terminal_run_paged` results come
+//! from [`super::smart_run`] (upstream's parsers, summaries, checks and hint); exec output is
+//! cleaned as upstream cleans it (`plainOutput`); results drop native-only fields; errors read
+//! as upstream's where its tests quote them ([`upstream_error`]); schemas carry upstream's
+//! defaults and short descriptions. `SMART_TERMINAL_DISABLED_TOOLS` moves tools behind
+//! `terminal_extra` (an empty value registers all 16 directly), `SMART_TERMINAL_SHELL` picks
+//! the shell, and the limits are 10 sessions and 30 minutes idle. `docs/compat.md` lists each
+//! point where upstream or the seed decided.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
+use regex::Regex;
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 use termpilot_core::Config;
 
-use super::adapt::Adapt;
+use super::adapt::{Adapt, Finish};
 use super::{ErrorShape, Explicit, Identity, Natives};
-use crate::mcp::registry::{DEFAULT_CORE, ToolDef};
-use crate::mcp::reply::ToolError;
+use super::{smart_run, smart_shapes};
+use crate::mcp::registry::{BoxFuture, DEFAULT_CORE, ToolDef};
+use crate::mcp::reply::{Reply, ToolError};
 
 /// The 16 tools, core first.
 pub const TOOLS: &[&str] = &[
@@ -44,10 +50,6 @@ pub const TOOLS: &[&str] = &[
 pub const MAX_SESSIONS: usize = 10;
 /// Sessions idle this long are ended.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-/// The hint when a git/where/which output had no parser.
-pub const PROPOSE_PARSER: &str = "Structured parser unavailable for this command signature. If you need this often, propose one.";
-/// Unparsed output at least this long earns the hint.
-const PROPOSE_MIN_BYTES: usize = 200;
 
 pub fn identity() -> Identity {
     Identity {
@@ -113,118 +115,243 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
         Adapt {
             hide,
             fixed: vec![("returnOutput", json!("none"))],
+            // upstream: write → {success, sessionId}, send_key → {success, key}.
             reshape: Some(Arc::new(move |_, given: &JsonObject| {
-                let mut out = json!({"success": true, "sessionId": given.get("sessionId")});
-                if name == "terminal_send_key" {
-                    out["key"] = given.get("key").cloned().unwrap_or(Value::Null);
-                }
-                Ok(out)
+                Ok(if name == "terminal_send_key" {
+                    json!({"success": true, "key": given.get("key")})
+                } else {
+                    json!({"success": true, "sessionId": given.get("sessionId")})
+                })
             })),
+            pre: (name == "terminal_write").then_some(unescape_data as fn(&mut JsonObject)),
             ..Adapt::same(name, description)
         }
-        .build(n.get(name))
+        .upstream(n.get(name))
     };
     vec![
         Adapt {
             hide: &["command", "login", "scrollback", "theme"],
+            defaults: defaults(&[("cols", json!(120)), ("rows", json!(30))]),
+            pre: Some(force_anti_blocking_env),
+            reshape: Some(Arc::new(|v, _| {
+                let banner = v["banner"]
+                    .as_str()
+                    .filter(|b| !b.is_empty())
+                    .unwrap_or("(no banner)");
+                smart_shapes::note_start(&v);
+                Ok(json!({
+                    "sessionId": v["sessionId"],
+                    "shell": v["shell"],
+                    "shellType": v["shellType"],
+                    "cwd": v["cwd"],
+                    "banner": banner,
+                }))
+            })),
             ..Adapt::same(
                 "terminal_start",
-                "Start a persistent shell session (PTY). Returns sessionId, shell, shellType, cwd and the startup banner.",
+                "Start a shell session (PTY); returns its id, shell, cwd and banner.",
             )
         }
-        .build(n.get("terminal_start")),
-        Adapt::same(
-            "terminal_exec",
-            "Run a command in a session and wait until it really finishes (prompt marks, not guesses). Returns output (head and tail kept past maxLines), exitCode, cwd, timedOut; quietExitMs returns early once output stops after minOutputBytes bytes of output.",
-        )
-        .build(n.get("terminal_exec")),
+        .upstream(n.get("terminal_start")),
+        Adapt {
+            fixed: vec![("plainOutput", json!(true))],
+            reshape: Some(Arc::new(|v, _| Ok(exec_result(v)))),
+            defaults: defaults(&[("timeout", json!(30000)), ("maxLines", json!(200))]),
+            ..Adapt::same(
+                "terminal_exec",
+                "Run a command in a session and wait for it to finish.",
+            )
+        }
+        .upstream(n.get("terminal_exec")),
         Adapt {
             hide: &["env", "stdin"],
-            reshape: Some(Arc::new(run_result)),
             // maxOutputBytes caps raw bytes here, as upstream does.
             fixed: vec![("rawOutputCap", json!(true))],
+            defaults: defaults(&[
+                ("args", json!([])),
+                ("timeout", json!(30000)),
+                ("maxOutputBytes", json!(102400)),
+                ("parse", json!(true)),
+                ("parseOnly", json!(false)),
+                ("summary", json!(false)),
+                ("successExitCode", json!(0)),
+            ]),
+            finish: Some(smart_run::run()),
             ..Adapt::same(
                 "terminal_run",
-                "Run one non-interactive command as cmd + args, without a shell unless shell is true (then /bin/sh; cmd.exe on Windows). Output is capped at maxOutputBytes (stdout and stderr together). Parses supported read-only commands (git status/log/branch/diff/…, where, which) into stdout.parsed; successExitCode, successFile and successFilePattern check the outcome.",
+                "Run a program directly (cmd + args, no shell quoting); parse output.",
             )
         }
-        .build(n.get("terminal_run")),
+        .upstream(n.get("terminal_run")),
         Adapt {
             hide: &["view", "raw", "page", "joinWrapped", "cursor", "highlights"],
+            check: Some(read_timeouts),
+            defaults: defaults(&[
+                ("timeout", json!(30000)),
+                ("idleTimeout", json!(500)),
+                ("maxLines", json!(200)),
+            ]),
             ..Adapt::same(
                 "terminal_read",
-                "Read a session's buffered output, returning once it has been idle for idleTimeout ms. since (a position from an earlier call) returns only what came after it.",
+                "Read a session's new output once it goes idle.",
             )
         }
-        .build(n.get("terminal_read")),
+        .upstream(n.get("terminal_read")),
         fire_and_forget(
             "terminal_write",
             &["paste", "returnOutput"],
-            "Write raw data to a session (\\r is Enter, \\t is Tab) for interactive programs; read the answer with terminal_read.",
+            "Write raw data to a session (\\r is Enter, \\t is Tab).",
         ),
         Adapt {
             hide: &["until", "on", "quietMs"],
             require: &["pattern"],
+            defaults: defaults(&[
+                ("timeout", json!(30000)),
+                ("returnMode", json!("tail")),
+                ("tailLines", json!(50)),
+            ]),
+            reshape: Some(Arc::new(|v, _| {
+                Ok(smart_shapes::only(
+                    v,
+                    &["output", "matched", "timedOut", "position"],
+                ))
+            })),
             ..Adapt::same(
                 "terminal_wait",
-                "Wait for a pattern (text or regex) in output produced after the call (or after since). The echo of typed input never matches. returnMode tail (last tailLines lines), full or match-only.",
+                "Wait for a pattern in a session's new output.",
             )
         }
-        .build(n.get("terminal_wait")),
+        .upstream(n.get("terminal_wait")),
         Adapt {
             hide: &["overwrite"],
+            reshape: Some(Arc::new(|v, given| Ok(smart_shapes::stopped(v, given)))),
             ..Adapt::same(
-            "terminal_stop",
-            "Stop a session and kill its whole process group; optionally return the last snapshotLines lines and write the full transcript to transcriptPath.",
-        )}
-        .build(n.get("terminal_stop")),
-        Adapt::same(
-            "terminal_list",
-            "List the open sessions (verbose:false: id, name, cwd, alive, busy only).",
-        )
-        .build(n.get("terminal_list")),
-        Adapt {
-            check: Some(read_only_signature),
-            ..Adapt::same(
-                "terminal_run_paged",
-                "Run a read-only command (git branch/diff/log/ls-files/remote/rev-parse/status, tasklist, where, which) as cmd + args and return one page of stdout lines with pageInfo {page, pageSize, totalLines, hasNext}; summary:true gives a short summary where supported.",
+                "terminal_stop",
+                "Stop a session and its processes; optional snapshot and transcript.",
             )
         }
-        .build(n.get("terminal_run_paged")),
-        Adapt::same(
-            "terminal_retry",
-            "Run a command in a session until it succeeds (exit code, or successPattern), up to maxRetries more times with exponential, linear or fixed backoff.",
-        )
-        .build(n.get("terminal_retry")),
-        Adapt::same(
-            "terminal_diff",
-            "Run two commands in a session and return a unified diff of their outputs, and whether they are identical.",
-        )
-        .build(n.get("terminal_diff")),
-        Adapt::same(
-            "terminal_resize",
-            "Resize a session's terminal to cols × rows.",
-        )
-        .build(n.get("terminal_resize")),
+        .upstream(n.get("terminal_stop")),
+        Adapt {
+            defaults: defaults(&[("verbose", json!(true))]),
+            reshape: Some(Arc::new(|v, given| Ok(smart_shapes::listed(v, given)))),
+            ..Adapt::same("terminal_list", "List the open sessions.")
+        }
+        .upstream(n.get("terminal_list")),
+        Adapt {
+            defaults: defaults(&[
+                ("args", json!([])),
+                ("timeout", json!(30000)),
+                ("maxOutputBytes", json!(102400)),
+                ("page", json!(0)),
+                ("pageSize", json!(100)),
+                ("summary", json!(false)),
+            ]),
+            finish: Some(smart_run::paged(n.get("terminal_run"))),
+            ..Adapt::same(
+                "terminal_run_paged",
+                "Run a read-only command and return one page of its output.",
+            )
+        }
+        .upstream(n.get("terminal_run_paged")),
+        Adapt {
+            fixed: vec![("plainOutput", json!(true)), ("historyOutput", json!(true))],
+            reshape: Some(Arc::new(|mut v, _| {
+                v["lastResult"] = exec_result(v["lastResult"].take());
+                if let Some(history) = v["history"].as_array_mut() {
+                    for h in history.iter_mut() {
+                        if let Value::Object(map) = h {
+                            map.remove("durationMs");
+                            map.remove("success");
+                        }
+                    }
+                }
+                Ok(v)
+            })),
+            defaults: defaults(&[
+                ("maxRetries", json!(3)),
+                ("backoff", json!("exponential")),
+                ("delayMs", json!(1000)),
+                ("timeout", json!(30000)),
+                ("maxLines", json!(200)),
+                ("successExitCode", json!(0)),
+            ]),
+            ..Adapt::same(
+                "terminal_retry",
+                "Run a command until it succeeds, with backoff between attempts.",
+            )
+        }
+        .upstream(n.get("terminal_retry")),
+        Adapt {
+            fixed: vec![("plainOutput", json!(true))],
+            reshape: Some(Arc::new(|mut v, _| {
+                for key in ["resultA", "resultB"] {
+                    v[key] = exec_result(v[key].take());
+                }
+                Ok(v)
+            })),
+            defaults: defaults(&[
+                ("timeout", json!(30000)),
+                ("maxLines", json!(200)),
+                ("contextLines", json!(3)),
+            ]),
+            ..Adapt::same(
+                "terminal_diff",
+                "Run two commands and return a unified diff of their outputs.",
+            )
+        }
+        .upstream(n.get("terminal_diff")),
+        Adapt {
+            reshape: Some(Arc::new(|v, _| {
+                Ok(json!({"success": true, "cols": v["cols"], "rows": v["rows"]}))
+            })),
+            ..Adapt::same(
+                "terminal_resize",
+                "Resize a session's terminal to cols × rows.",
+            )
+        }
+        .upstream(n.get("terminal_resize")),
         fire_and_forget(
             "terminal_send_key",
             &["count", "returnOutput"],
-            "Send a named key to a session: ctrl+c/d/z/l/a/e/u/k/w, tab, enter, escape, up, down, left, right, home, end, pageup, pagedown, backspace, delete, f1–f12.",
+            "Send a named key (ctrl+c, enter, up, f1, …) to a session.",
         ),
-        Adapt::same(
-            "terminal_get_history",
-            "Read a session's output history by line: offset from the start, up to maxLines, as lines or text.",
-        )
-        .build(n.get("terminal_get_history")),
+        Adapt {
+            defaults: defaults(&[
+                ("offset", json!(0)),
+                ("maxLines", json!(200)),
+                ("format", json!("lines")),
+            ]),
+            reshape: Some(Arc::new(|mut v, given| {
+                if let Value::Object(map) = &mut v {
+                    map.insert(
+                        "sessionId".into(),
+                        given.get("sessionId").cloned().unwrap_or(Value::Null),
+                    );
+                }
+                Ok(v)
+            })),
+            ..Adapt::same(
+                "terminal_get_history",
+                "Read a session's earlier output, newest lines by default.",
+            )
+        }
+        .upstream(n.get("terminal_get_history")),
         Adapt {
             hide: &["createDirs", "breakLinks"],
             require: &["sessionId"],
+            defaults: defaults(&[("encoding", json!("utf-8")), ("append", json!(false))]),
+            reshape: Some(Arc::new(|v, _| {
+                Ok(smart_shapes::only(
+                    v,
+                    &["success", "path", "size", "append"],
+                ))
+            })),
             ..Adapt::same(
                 "terminal_write_file",
-                "Write content to a file directly, without shell escaping: path absolute or relative to the session's cwd; encoding utf-8, ascii, base64, hex or latin1; append to add to the end.",
+                "Write a file directly, without shell escaping.",
             )
         }
-        .build(n.get("terminal_write_file")),
+        .upstream(n.get("terminal_write_file")),
         Adapt {
             reshape: Some(Arc::new(|mut v, _| {
                 if let Value::Object(map) = &mut v {
@@ -234,94 +361,199 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
             })),
             ..Adapt::same(
                 "terminal_watch",
-                "Wait for the first of several triggers (1–10 patterns with ids), quiet output (quietExitMs), the program's exit or the timeout. Returns reason, triggerId, matchedLine, context and position.",
+                "Wait for the first of several triggers, quiet output or exit.",
             )
         }
-        .build(n.get("terminal_watch")),
+        .upstream(n.get("terminal_watch")),
     ]
 }
 
-/// The read-only signatures `terminal_run_paged` runs.
-fn read_only_signature(args: &JsonObject) -> Result<(), ToolError> {
-    let cmd = args.get("cmd").and_then(Value::as_str).unwrap_or("");
-    let first = args
-        .get("args")
-        .and_then(Value::as_array)
-        .and_then(|a| a.first())
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let program = std::path::Path::new(cmd)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or(cmd)
-        .to_ascii_lowercase();
-    let allowed = match program.as_str() {
-        "git" => [
-            "branch",
-            "diff",
-            "log",
-            "ls-files",
-            "remote",
-            "rev-parse",
-            "status",
-        ]
-        .contains(&first),
-        "tasklist" | "where" | "which" => true,
-        _ => false,
-    };
-    if allowed {
-        Ok(())
-    } else {
-        Err(ToolError::new(format!(
-            "terminal_run_paged runs only read-only commands (git branch, diff, log, ls-files, remote, rev-parse, status; tasklist; where; which), not `{} {first}`; use terminal_run for it.",
-            cmd
-        )))
+/// Upstream's schema defaults (`src/tools.js`), shown in the schema and passed when absent.
+fn defaults(list: &[(&'static str, Value)]) -> Vec<(&'static str, Value)> {
+    list.to_vec()
+}
+
+/// A native `terminal_exec` result in upstream's shape: output, exitCode, cwd, timedOut and
+/// the seed's optional fields (no durationMs or position, which neither has).
+fn exec_result(mut v: Value) -> Value {
+    if let Value::Object(map) = &mut v {
+        map.remove("durationMs");
+        map.remove("position");
+    }
+    v
+}
+
+/// Builds a preset tool whose errors read as upstream's (see [`upstream_error`]).
+trait Upstream {
+    fn upstream(self, native: Arc<ToolDef>) -> ToolDef;
+}
+
+impl Upstream for Adapt {
+    fn upstream(mut self, native: Arc<ToolDef>) -> ToolDef {
+        let name = self.name;
+        let reshape = self.reshape.take();
+        let inner = self.finish.take();
+        let finish: Finish = Arc::new(move |ctx, native, call, given| {
+            let (reshape, inner) = (reshape.clone(), inner.clone());
+            Box::pin(async move {
+                let result = match inner {
+                    Some(finish) => finish(ctx, native, call, given.clone()).await,
+                    None => match native.call(ctx, call).await {
+                        Ok(reply) => match &reshape {
+                            Some(reshape) => reshape(reply.value, &given).map(|value| Reply {
+                                value,
+                                images: reply.images,
+                            }),
+                            None => Ok(reply),
+                        },
+                        Err(e) => Err(e),
+                    },
+                };
+                result.map_err(|mut e| {
+                    e.message = upstream_error(name, &given, &e.message);
+                    e
+                })
+            }) as BoxFuture
+        });
+        self.finish = Some(finish);
+        let mut def = self.build(native);
+        def.input_schema = Arc::new(concise_fields((*def.input_schema).clone()));
+        def
     }
 }
 
-/// git status lists as path strings, and the "propose one" hint.
-fn run_result(mut v: Value, given: &JsonObject) -> Result<Value, ToolError> {
-    let cmd = given.get("cmd").and_then(Value::as_str).unwrap_or("");
-    let program = std::path::Path::new(cmd)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or(cmd)
-        .to_ascii_lowercase();
-    let first = given
-        .get("args")
-        .and_then(Value::as_array)
-        .and_then(|a| a.first())
-        .and_then(Value::as_str);
-    if program == "git"
-        && first == Some("status")
-        && let Some(Value::Object(parsed)) = v.pointer_mut("/stdout/parsed")
-    {
-        for list in ["staged", "modified", "conflicted"] {
-            if let Some(Value::Array(items)) = parsed.get_mut(list) {
-                for item in items.iter_mut() {
-                    if let Some(path) = item.get("path").cloned() {
-                        *item = path;
+/// Short field descriptions (upstream keeps each to 30 characters, with no defaults or
+/// examples in them): a native description that is longer is replaced, or dropped.
+fn concise_fields(mut schema: JsonObject) -> JsonObject {
+    const SHORT: &[(&str, &str)] = &[
+        ("offset", "Lines back from the newest"),
+        ("delayMs", "Base delay in ms"),
+        ("maxOutputBytes", "Max output bytes"),
+        ("key", "Key name"),
+        ("quietExitMs", "Quiet time in ms"),
+        ("since", "Start at this output position"),
+        ("encoding", "File encoding"),
+        ("sessionId", "Session ID"),
+    ];
+    static BANNED: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)\(default:|e\.g\.|Defaults to|such as").unwrap());
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            let Value::Object(prop) = prop else { continue };
+            let long = prop
+                .get("description")
+                .and_then(Value::as_str)
+                .is_some_and(|d| d.chars().count() > 30 || BANNED.is_match(d));
+            if long {
+                match SHORT.iter().find(|(n, _)| n == name) {
+                    Some((_, short)) => {
+                        prop.insert("description".into(), json!(short));
+                    }
+                    None => {
+                        prop.remove("description");
                     }
                 }
             }
         }
     }
-    let parse = given.get("parse").and_then(Value::as_bool).unwrap_or(true);
-    let unparsed = v.pointer("/stdout/parsed").is_none_or(Value::is_null);
-    let raw_len = v
-        .pointer("/stdout/raw")
-        .and_then(Value::as_str)
-        .map_or(0, str::len);
-    let ok = v.get("ok").and_then(Value::as_bool).unwrap_or(false);
-    if parse
-        && unparsed
-        && ok
-        && raw_len >= PROPOSE_MIN_BYTES
-        && matches!(program.as_str(), "git" | "where" | "which")
-        && let Value::Object(map) = &mut v
-    {
-        map.entry("hint")
-            .or_insert_with(|| Value::String(PROPOSE_PARSER.into()));
+    schema
+}
+
+/// A native error sentence in upstream's words where its tests quote them
+/// (`src/session-manager.js`, `src/regex-utils.js`, `src/tools.js`); others unchanged.
+fn upstream_error(tool: &str, given: &JsonObject, message: &str) -> String {
+    static REGEX: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^`([^`]+)` is not a valid regular expression \((?:error: )?(.*)\); escape")
+            .unwrap()
+    });
+    static CWD: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^The working directory `(.*)` does not exist or is not a folder").unwrap()
+    });
+    static SHELL: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^The shell `(.*)` was not found").unwrap());
+    static SESSION: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^No session is called `(.*)`\.").unwrap());
+    static FULL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(\d+) sessions are open, the most this server allows").unwrap()
+    });
+    static BUSY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:A command is still running in session (\S+)\.|`.*` is running in session (\S+), so there is no prompt)").unwrap()
+    });
+    static GONE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^The program in session (\S+) has exited").unwrap());
+    let mut out = if let Some(c) = REGEX.captures(message) {
+        format!("Invalid regex pattern in {}: {}", &c[1], &c[2])
+    } else if let Some(c) = CWD.captures(message) {
+        let path = std::path::absolute(&c[1]).unwrap_or_else(|_| c[1].into());
+        if path.exists() {
+            format!(
+                "Invalid cwd \"{}\": Path is not a directory.",
+                path.display()
+            )
+        } else {
+            format!(
+                "Invalid cwd \"{}\": Path does not exist (ENOENT)",
+                path.display()
+            )
+        }
+    } else if let Some(c) = SHELL.captures(message) {
+        format!(
+            "Shell \"{}\" not found. Omit the shell parameter to use auto-detection, or provide the full path to the shell executable.",
+            &c[1]
+        )
+    } else if let Some(c) = SESSION.captures(message) {
+        format!(
+            "Session \"{}\" not found. Use terminal_list to see active sessions.",
+            &c[1]
+        )
+    } else if let Some(c) = FULL.captures(message) {
+        format!(
+            "Maximum {} concurrent sessions reached. Stop an existing session first.",
+            &c[1]
+        )
+    } else if let Some(c) = BUSY.captures(message) {
+        let id = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
+        format!(
+            "Session {id} is busy with a background command. Wait for it to finish, or use terminal_read to check output, or terminal_send_key(\"ctrl+c\") to abort it."
+        )
+    } else if let Some(c) = GONE.captures(message) {
+        format!("Session {} is no longer alive.", &c[1])
+    } else {
+        message.to_string()
+    };
+    if tool == "terminal_start" && given.get("shell").is_some_and(|s| !s.is_null()) {
+        out.push_str(
+            "\n\nHint: call terminal_start with NO shell parameter to auto-detect the best available shell.",
+        );
     }
-    Ok(v)
+    out
+}
+
+/// upstream `assertReadTimeouts`: idleTimeout below timeout (both with their defaults).
+fn read_timeouts(given: &JsonObject) -> Result<(), ToolError> {
+    let get = |k: &str, d: u64| given.get(k).and_then(Value::as_u64).unwrap_or(d);
+    if get("idleTimeout", 500) >= get("timeout", 30000) {
+        return Err(ToolError::new("idleTimeout must be less than timeout."));
+    }
+    Ok(())
+}
+
+/// upstream `buildSessionEnv`: the pager and terminal settings win over a session's `env`.
+fn force_anti_blocking_env(call: &mut JsonObject) {
+    if let Some(Value::Object(env)) = call.get_mut("env") {
+        for key in ["GIT_PAGER", "PAGER", "LESS", "TERM", "DEBIAN_FRONTEND"] {
+            env.remove(key);
+        }
+    }
+}
+
+/// upstream `terminal_write`: the two-character sequences `\r`, `\n` and `\t` in `data`
+/// are Enter, newline and Tab (an agent that escapes its backslash still presses Enter).
+fn unescape_data(call: &mut JsonObject) {
+    if let Some(Value::String(data)) = call.get_mut("data") {
+        *data = data
+            .replace("\\r", "\r")
+            .replace("\\n", "\n")
+            .replace("\\t", "\t");
+    }
 }

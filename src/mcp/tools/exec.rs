@@ -56,6 +56,11 @@ pub struct ExecParams {
     #[serde(default = "one")]
     #[schemars(range(max = 1000000000))]
     pub min_output_bytes: u64,
+    /// Cleans the output as smart-terminal-mcp does (text::Style::Plain); passed by the
+    /// `--compat smart-terminal` preset, kept out of the schema.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub plain_output: bool,
 }
 
 fn thirty_seconds() -> u64 {
@@ -162,8 +167,17 @@ async fn exec(ctx: ToolCtx, p: ExecParams) -> Result<ExecResult, ToolError> {
         max_lines: p.max_lines,
         quiet_exit: p.quiet_exit_ms.map(Duration::from_millis),
         min_output_bytes: p.min_output_bytes,
+        style: style(p.plain_output),
     };
     run_one(&ctx, &p.session_id, &req).await
+}
+
+fn style(plain: bool) -> termpilot_core::session::text::Style {
+    if plain {
+        termpilot_core::session::text::Style::Plain
+    } else {
+        termpilot_core::session::text::Style::Terminal
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -212,6 +226,16 @@ pub struct RetryParams {
     pub success_exit_code: Option<i32>,
     /// Regex the output must match.
     pub success_pattern: Option<String>,
+    /// Cleans the output as smart-terminal-mcp does (text::Style::Plain); passed by the
+    /// `--compat smart-terminal` preset, kept out of the schema.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub plain_output: bool,
+    /// Each history entry carries the attempt's output and cwd (smart-terminal-mcp's
+    /// shape); passed by that preset, kept out of the schema.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub history_output: bool,
 }
 
 fn three() -> u32 {
@@ -228,6 +252,11 @@ fn zero() -> Option<i32> {
 #[serde(rename_all = "camelCase")]
 pub struct Attempt {
     pub attempt: u32,
+    /// With `historyOutput` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     pub exit_code: Option<i32>,
     pub timed_out: bool,
     pub duration_ms: u64,
@@ -254,6 +283,7 @@ async fn retry(ctx: ToolCtx, p: RetryParams) -> Result<RetryResult, ToolError> {
         max_lines: p.max_lines,
         quiet_exit: None,
         min_output_bytes: 1,
+        style: style(p.plain_output),
     };
     if p.success_exit_code.is_some() {
         let session = lock(&ctx, &p.session_id).await?;
@@ -278,6 +308,8 @@ async fn retry(ctx: ToolCtx, p: RetryParams) -> Result<RetryResult, ToolError> {
         let success = exit_ok && output_ok;
         history.push(Attempt {
             attempt,
+            output: p.history_output.then(|| result.output.clone()),
+            cwd: p.history_output.then(|| result.cwd.clone()),
             exit_code: result.exit_code,
             timed_out: result.timed_out,
             duration_ms: result.duration_ms,
@@ -317,6 +349,11 @@ pub struct DiffParams {
     #[serde(default = "three_lines")]
     #[schemars(range(max = 100))]
     pub context_lines: usize,
+    /// Cleans the output as smart-terminal-mcp does (text::Style::Plain); passed by the
+    /// `--compat smart-terminal` preset, kept out of the schema.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub plain_output: bool,
 }
 
 fn three_lines() -> usize {
@@ -339,6 +376,7 @@ async fn diff(ctx: ToolCtx, p: DiffParams) -> Result<DiffResult, ToolError> {
         max_lines: p.max_lines,
         quiet_exit: None,
         min_output_bytes: 1,
+        style: style(p.plain_output),
     };
     let a = run_one(&ctx, &p.session_id, &req(&p.command_a)).await?;
     if a.timed_out || a.waiting_for_input.is_some() {

@@ -51,6 +51,9 @@ pub struct ExecRequest {
     pub quiet_exit: Option<Duration>,
     /// …after at least this many bytes of output.
     pub min_output_bytes: u64,
+    /// How the output's lines are cleaned ([`super::text::Style::Plain`]: as
+    /// smart-terminal-mcp does, with its truncation marker and trailing blank lines trimmed).
+    pub style: super::text::Style,
 }
 
 /// What came of it.
@@ -186,7 +189,7 @@ impl Session {
             tokio::pin!(wait);
             tokio::select! {
                 end = &mut wait => end,
-                never = self.render_ahead(&mut ahead, mode, &base, req.max_lines) => match never {},
+                never = self.render_ahead(&mut ahead, mode, &base, req.max_lines, req.style) => match never {},
             }
         };
         let duration = started.elapsed();
@@ -212,7 +215,14 @@ impl Session {
             Some(ahead) if ahead.from == from && ahead.at <= to => {
                 ahead.finish(&mut capture, to, drop_last.as_deref())?
             }
-            _ => render_bounded(&mut capture, from, to, req.max_lines, drop_last.as_deref())?,
+            _ => render_bounded(
+                &mut capture,
+                from,
+                to,
+                req.max_lines,
+                req.style,
+                drop_last.as_deref(),
+            )?,
         };
         let (timed_out, quiet_exited, cancelled) = (
             matches!(end, End::Timeout),
@@ -236,6 +246,8 @@ impl Session {
         let screen = still_running.then(|| self.full_screen()).flatten();
         let output = if screen.is_some() {
             String::new()
+        } else if req.style == super::text::Style::Plain {
+            plain_trim(&lines.join("\n"))
         } else {
             lines.join("\n")
         };
@@ -267,6 +279,7 @@ impl Session {
         mode: Mode,
         base: &Baseline,
         max_lines: usize,
+        style: super::text::Style,
     ) -> std::convert::Infallible {
         let mut rx = self.subscribe();
         loop {
@@ -287,7 +300,7 @@ impl Session {
                     else {
                         break;
                     };
-                    let ahead = ahead.get_or_insert_with(|| Ahead::new(from, max_lines));
+                    let ahead = ahead.get_or_insert_with(|| Ahead::new(from, max_lines, style));
                     let limit = capture_end
                         .saturating_sub(KEEP_BACK)
                         .min(first_end.unwrap_or(u64::MAX));
@@ -606,4 +619,16 @@ fn output_start(
         Some(i) => pos0 + i as u64 + 1,
         None => pos0 + head.len() as u64,
     }
+}
+
+/// A [`super::text::Style::Plain`] output without leading blank lines and trailing
+/// whitespace (a first line's indentation is kept).
+fn plain_trim(output: &str) -> String {
+    let trimmed = output.trim_end();
+    let start = trimmed
+        .split_inclusive('\n')
+        .take_while(|l| l.trim().is_empty())
+        .map(str::len)
+        .sum::<usize>();
+    trimmed[start..].to_string()
 }

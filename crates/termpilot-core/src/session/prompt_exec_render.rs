@@ -28,6 +28,7 @@ pub struct Rendered {
 struct HeadTail {
     head_max: usize,
     tail_max: usize,
+    style: text::Style,
     head: Vec<String>,
     tail: std::collections::VecDeque<String>,
     total: usize,
@@ -55,8 +56,9 @@ struct Spill {
 pub const MAX_LINE_BYTES: usize = 4096;
 
 impl HeadTail {
-    fn new(max_lines: usize) -> Self {
+    fn new(max_lines: usize, style: text::Style) -> Self {
         HeadTail {
+            style,
             head_max: max_lines / 2,
             tail_max: max_lines - max_lines / 2,
             head: Vec::new(),
@@ -199,7 +201,10 @@ impl HeadTail {
         let mut lines = self.head;
         let omitted = self.total - lines.len() - self.tail.len();
         let full_output_path = self.spill.map(|spill| spill.path);
-        if omitted > 0 {
+        if omitted > 0 && self.style == text::Style::Plain {
+            // smart-terminal-mcp's marker, a blank line either side.
+            lines.push(format!("\n... {omitted} lines omitted ...\n"));
+        } else if omitted > 0 {
             lines.push(match &full_output_path {
                 Some(path) => format!(
                     "… {omitted} lines omitted (all {} lines are in {}) …",
@@ -246,9 +251,10 @@ pub fn render_bounded(
     from: u64,
     to: u64,
     max_lines: usize,
+    style: text::Style,
     drop_last: Option<&str>,
 ) -> Result<Rendered> {
-    Ahead::new(from, max_lines).finish(capture, to, drop_last)
+    Ahead::new(from, max_lines, style).finish(capture, to, drop_last)
 }
 
 /// Bytes of the newest output the renderer ahead leaves for the end: the command's `D` mark
@@ -269,12 +275,12 @@ pub struct Ahead {
 }
 
 impl Ahead {
-    pub fn new(from: u64, max_lines: usize) -> Self {
+    pub fn new(from: u64, max_lines: usize, style: text::Style) -> Self {
         Ahead {
             from,
             at: from,
-            kept: HeadTail::new(max_lines),
-            cleaner: text::Cleaner::whole_lines(),
+            kept: HeadTail::new(max_lines, style),
+            cleaner: text::Cleaner::whole_lines_with_style(style),
         }
     }
 
@@ -325,8 +331,8 @@ mod tests {
         let mut capture = ExecCapture::new(10);
         capture.push(text.as_bytes());
         let to = 10 + text.len() as u64;
-        let whole = render_bounded(&mut capture, 10, to, 20, None).unwrap();
-        let mut ahead = Ahead::new(10, 20);
+        let whole = render_bounded(&mut capture, 10, to, 20, text::Style::Terminal, None).unwrap();
+        let mut ahead = Ahead::new(10, 20, text::Style::Terminal);
         for cut in [7u64, 4096, 9000, 30001] {
             let bytes = capture.range(ahead.at, 10 + cut);
             ahead.feed(&bytes);

@@ -6,6 +6,25 @@
 //! `CSI G/C/D`) are applied, invalid UTF-8 becomes U+FFFD. It is not an emulator — the
 //! screen view uses alacritty_terminal for that — but it is exact for line-oriented output
 //! and costs little per byte.
+//!
+//! [`Style::Plain`] is smart-terminal-mcp's cleaning (`src/ansi.js`), for the preset that
+//! stands in for it: a line is kept in stream order and settled at its end — tabs stay tabs,
+//! a backspace deletes the character before it, `\r` overwrites from the line's start, `CSI K`
+//! cuts the line at the cursor and `CSI 2K` empties it, 8-bit C1 strings (`U+009D … U+009C`)
+//! and every other C0/C1 control are removed, trailing spaces are kept.
+
+/// How a line's edits are settled.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// As a terminal shows it (tab stops, a backspace moves the cursor).
+    #[default]
+    Terminal,
+    /// As smart-terminal-mcp's `stripAnsi` leaves it.
+    Plain,
+}
+
+/// Marks an erase-to-end-of-line in a [`Style::Plain`] line (a non-character).
+const ERASE_EOL: char = '\u{fffe}';
 
 /// A streaming bytes → lines renderer.
 #[derive(Debug, Default, Clone)]
@@ -19,6 +38,11 @@ pub struct Cleaner {
     utf8_need: usize,
     /// The completed line handed to `emit`, reused so lines cost no allocation.
     scratch: String,
+    style: Style,
+    /// [`Style::Plain`]: the line's characters and edits in stream order.
+    raw: Vec<char>,
+    /// [`Style::Plain`]: a string just saw `0xC2`, the first byte of an 8-bit ST.
+    str_c2: bool,
     /// A line that outgrows [`MAX_LINE_CHARS`] is handed on in pieces instead of cut
     /// ([`Cleaner::whole_lines`]).
     pieces: bool,
@@ -49,6 +73,24 @@ impl Cleaner {
         Self::default()
     }
 
+    /// A cleaner settling lines in `style`.
+    pub fn with_style(style: Style) -> Self {
+        Cleaner {
+            style,
+            ..Self::default()
+        }
+    }
+
+    /// A [`Cleaner::whole_lines`] cleaner settling lines in `style` ([`Style::Plain`] lines
+    /// keep their own cap: they are settled only at their end).
+    pub fn whole_lines_with_style(style: Style) -> Self {
+        Cleaner {
+            style,
+            pieces: true,
+            ..Self::default()
+        }
+    }
+
     /// A cleaner that loses nothing of a long line: once a line holds [`MAX_LINE_CHARS`]
     /// characters and more are appended at its end, what it holds is handed on as a piece
     /// ([`Cleaner::feed_pieces`]) and the line goes on from there. A `\r`, backspace or
@@ -73,6 +115,19 @@ impl Cleaner {
         let mut i = 0;
         while i < bytes.len() {
             // The common case, taken in runs: printable ASCII appended at the end of the line.
+            if self.style == Style::Plain && self.esc == Esc::Ground && self.utf8_need == 0 {
+                let run = bytes[i..]
+                    .iter()
+                    .take_while(|b| (0x20..0x7f).contains(*b))
+                    .count();
+                if run > 0 {
+                    let room = PLAIN_MAX_CHARS.saturating_sub(self.raw.len());
+                    self.raw
+                        .extend(bytes[i..i + run.min(room)].iter().map(|&b| b as char));
+                    i += run;
+                    continue;
+                }
+            }
             if self.esc == Esc::Ground && self.utf8_need == 0 && self.col == self.line.len() {
                 let run = bytes[i..]
                     .iter()
@@ -101,6 +156,9 @@ impl Cleaner {
     /// The current incomplete line (its part not handed on yet, from a
     /// [`Cleaner::whole_lines`] cleaner).
     pub fn partial(&self) -> String {
+        if self.style == Style::Plain {
+            return settle(&self.raw).trim_end().to_string();
+        }
         let s: String = self.line.iter().collect();
         s.trim_end().to_string()
     }
@@ -155,8 +213,11 @@ impl Cleaner {
                 match b {
                     0x07 => self.esc = Esc::Ground,
                     0x1b => self.esc = Esc::StrEscape,
+                    // U+009C (ST) in UTF-8, ending an 8-bit string.
+                    0x9c if self.str_c2 && self.style == Style::Plain => self.esc = Esc::Ground,
                     _ => {}
                 }
+                self.str_c2 = b == 0xc2;
                 return;
             }
             Esc::StrEscape => {
@@ -181,6 +242,21 @@ impl Cleaner {
             self.utf8.clear();
             self.utf8_need = 0;
             self.put('\u{fffd}', emit);
+        }
+        if self.style == Style::Plain {
+            match b {
+                0x1b => self.esc = Esc::Escape,
+                b'\n' => self.newline(emit),
+                0x08 => {
+                    self.raw.pop();
+                }
+                0x00..=0x7f => self.push_raw(b as char),
+                0xc2..=0xdf => self.start_utf8(b, 2),
+                0xe0..=0xef => self.start_utf8(b, 3),
+                0xf0..=0xf4 => self.start_utf8(b, 4),
+                _ => self.push_raw('\u{fffd}'),
+            }
+            return;
         }
         match b {
             0x1b => self.esc = Esc::Escape,
@@ -209,7 +285,27 @@ impl Cleaner {
         self.utf8_need = len;
     }
 
+    /// [`Style::Plain`]: one character (or edit) of the line, in stream order; the 8-bit
+    /// OSC and CSI introducers start their sequences.
+    fn push_raw(&mut self, c: char) {
+        match c {
+            '\u{9d}' => {
+                self.str_c2 = false;
+                self.esc = Esc::Str;
+            }
+            '\u{9b}' => {
+                self.csi_params.clear();
+                self.esc = Esc::Csi;
+            }
+            _ if self.raw.len() < PLAIN_MAX_CHARS => self.raw.push(c),
+            _ => {}
+        }
+    }
+
     fn put(&mut self, c: char, emit: &mut impl FnMut(&str, bool)) {
+        if self.style == Style::Plain {
+            return self.push_raw(c);
+        }
         if self.col >= MAX_LINE_CHARS {
             if !(self.pieces && self.col == self.line.len()) {
                 return;
@@ -228,6 +324,12 @@ impl Cleaner {
     }
 
     fn newline(&mut self, emit: &mut impl FnMut(&str, bool)) {
+        if self.style == Style::Plain {
+            self.scratch = settle(&self.raw);
+            self.raw.clear();
+            emit(&self.scratch, true);
+            return;
+        }
         let end = self
             .line
             .iter()
@@ -242,6 +344,20 @@ impl Cleaner {
     }
 
     fn csi(&mut self, fin: u8) {
+        if self.style == Style::Plain {
+            // Only erase-in-line survives stripping (as upstream's `applyEraseInLine`).
+            if fin == b'K' {
+                match self.csi_params.as_slice() {
+                    b"" | b"0" => self.push_raw(ERASE_EOL),
+                    b"2" => {
+                        self.push_raw('\r');
+                        self.push_raw(ERASE_EOL);
+                    }
+                    _ => {}
+                }
+            }
+            return;
+        }
         if self
             .csi_params
             .first()
@@ -268,6 +384,39 @@ impl Cleaner {
             _ => {}
         }
     }
+}
+
+/// Most characters and edits a [`Style::Plain`] line keeps.
+const PLAIN_MAX_CHARS: usize = 4 * MAX_LINE_CHARS;
+
+/// A [`Style::Plain`] line settled: `\r` overwrites from the start, [`ERASE_EOL`] cuts at
+/// the cursor (upstream `collapseCarriageReturns`), then controls are removed.
+fn settle(raw: &[char]) -> String {
+    let is_control = |c: &char| {
+        matches!(*c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+            || *c == '\r'
+            || *c == ERASE_EOL
+    };
+    if !raw.iter().any(|&c| c == '\r' || c == ERASE_EOL) {
+        return raw.iter().filter(|c| !is_control(c)).collect();
+    }
+    let mut chars: Vec<char> = Vec::with_capacity(raw.len());
+    for segment in raw.split(|&c| c == '\r') {
+        let mut cursor = 0;
+        for &c in segment {
+            if c == ERASE_EOL {
+                chars.truncate(cursor);
+                continue;
+            }
+            if cursor < chars.len() {
+                chars[cursor] = c;
+            } else {
+                chars.push(c);
+            }
+            cursor += 1;
+        }
+    }
+    chars.iter().filter(|c| !is_control(c)).collect()
 }
 
 /// Renders a whole byte slice: completed lines, then the incomplete last line if any.
@@ -324,6 +473,28 @@ mod tests {
         assert_eq!(render(b"a\tb\n"), vec!["a       b"]);
         assert_eq!(render(b"abc\x1b[2Dx\n"), vec!["axc"]);
         assert_eq!(render(b"abc\x1b[1Gz\n"), vec!["zbc"]);
+    }
+
+    fn plain(bytes: &[u8]) -> String {
+        let mut c = Cleaner::with_style(Style::Plain);
+        let mut lines = Vec::new();
+        c.feed(bytes, &mut |l| lines.push(l.to_string()));
+        lines.push(c.partial());
+        lines.join("\n")
+    }
+
+    #[test]
+    fn plain_style_cleans_as_smart_terminal() {
+        assert_eq!(plain(b"col1\tcol2"), "col1\tcol2");
+        assert_eq!(plain(b"abcd\x08\x08\x08"), "a");
+        assert_eq!(plain(b"abc\x08\x08xy"), "axy");
+        assert_eq!(plain(b"old content\x1b[2Knew"), "new");
+        assert_eq!(plain(b"foobar\rfoo\x1b[K"), "foo");
+        assert_eq!(plain(b"hello world\x1b[K done"), "hello world done");
+        assert_eq!(plain("\u{9d}0;My Title\u{9c}content".as_bytes()), "content");
+        assert_eq!(plain(b"a\x01b\x02c\x7fd"), "abcd");
+        assert_eq!(plain(b"ABCDE\r\r\rXY"), "XYCDE");
+        assert_eq!(plain(b"line1\r\nline2"), "line1\nline2");
     }
 
     #[test]
