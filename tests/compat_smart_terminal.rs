@@ -698,3 +698,20 @@ async fn busy_session_error_is_upstreams() {
     );
     server.stop().await;
 }
+
+/// UPSTREAM src/command-runner.js: `cwd` is resolved against the server's directory, and
+/// the result names it absolute.
+#[tokio::test]
+async fn run_cwd_is_absolute() {
+    let server = start_preset("smart-terminal", &[("SMART_TERMINAL_DISABLED_TOOLS", "")]).await;
+    let r = server
+        .ok("terminal_run", json!({"cmd": "pwd", "cwd": "tests"}))
+        .await;
+    server.stop().await;
+    let cwd = r["cwd"].as_str().unwrap();
+    assert!(
+        std::path::Path::new(cwd).is_absolute() && cwd.ends_with("/tests"),
+        "{r}"
+    );
+    assert_eq!(r["stdout"]["raw"].as_str().unwrap().trim_end(), cwd);
+}

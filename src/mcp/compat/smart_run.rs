@@ -98,9 +98,14 @@ fn signal_name(n: i64) -> Value {
     json!(name)
 }
 
+/// `path` made absolute against the server's directory, as upstream's `resolve` does.
+fn absolute(path: &str) -> String {
+    std::path::absolute(path).map_or_else(|_| path.to_string(), |p| p.display().to_string())
+}
+
 /// upstream's `checks.successFile`, from the native check of the same file.
 fn success_file_check(native: &Value, max_output_bytes: u64) -> Value {
-    let path = native["path"].as_str().unwrap_or_default().to_string();
+    let path = absolute(native["path"].as_str().unwrap_or_default());
     let mut check = json!({"path": path, "matched": native["matched"] == true});
     if native["exists"] != true {
         let p = std::path::Path::new(&path);
@@ -142,7 +147,7 @@ fn envelope(native: &Value, given: &JsonObject) -> Value {
         "ok": exit_ok && file_ok && !timed_out && !exceeded,
         "cmd": native["cmd"],
         "args": native["args"],
-        "cwd": native["cwd"],
+        "cwd": absolute(native["cwd"].as_str().unwrap_or_default()),
         "exitCode": exit,
         "timedOut": timed_out,
         "durationMs": native["durationMs"],
