@@ -86,6 +86,7 @@ pub fn marked(value: &str, prefix: bool) -> Vec<i32> {
 }
 
 /// `env` (NUL-separated entries) has the entry `needle` (`exact`), or one starting with it.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn holds(env: &[u8], needle: &[u8], exact: bool) -> bool {
     env.split(|&b| b == 0).any(|entry| {
         if exact {
@@ -96,6 +97,7 @@ fn holds(env: &[u8], needle: &[u8], exact: bool) -> bool {
     })
 }
 
+#[cfg(target_os = "linux")]
 fn running(pid: i32) -> bool {
     platform::process_state(pid).is_some_and(|s| s != 'Z' && s != 'X')
 }
@@ -112,9 +114,7 @@ pub async fn end(value: &str) -> Vec<Survivor> {
         if Instant::now() >= deadline {
             return survivors(&found);
         }
-        for &pid in &found {
-            platform::signal_pid(pid, libc::SIGKILL);
-        }
+        kill(&found);
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
@@ -130,12 +130,20 @@ pub fn end_blocking(value: &str, prefix: bool) -> Vec<Survivor> {
         if Instant::now() >= deadline {
             return survivors(&found);
         }
-        for &pid in &found {
-            platform::signal_pid(pid, libc::SIGKILL);
-        }
+        kill(&found);
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+#[cfg(unix)]
+fn kill(pids: &[i32]) {
+    for &pid in pids {
+        platform::signal_pid(pid, libc::SIGKILL);
+    }
+}
+
+#[cfg(not(unix))]
+fn kill(_pids: &[i32]) {}
 
 fn survivors(pids: &[i32]) -> Vec<Survivor> {
     pids.iter()
