@@ -588,16 +588,22 @@ fn save_or_attach(
 
 /// The native batch's refusal in upstream's words (`Action 2 (press): … Nothing was sent.`).
 fn batch_error(e: ToolError) -> ToolError {
-    match e.message.strip_suffix("; nothing was sent.") {
-        Some(head) => {
-            let head = match head.split_once(") ") {
-                Some((action, why)) => format!("{action}): {why}"),
-                None => head.to_string(),
-            };
-            ToolError::new(format!("{head}. Nothing was sent."))
-        }
-        None => e,
-    }
+    let Some(head) = e.message.strip_suffix("; nothing was sent.") else {
+        return e;
+    };
+    // "Action 2 (press NoSuchKey) is invalid: why" → "Action 2 (press): why".
+    let parsed = head.strip_prefix("Action ").and_then(|rest| {
+        let (n, rest) = rest.split_once(" (")?;
+        let (inside, why) = rest.split_once(')')?;
+        let kind = inside.split(' ').next()?;
+        let why = why.trim_start();
+        let why = why.strip_prefix("is invalid: ").unwrap_or(why);
+        Some(format!("Action {n} ({kind}): {why}"))
+    });
+    ToolError::new(format!(
+        "{}. Nothing was sent.",
+        parsed.unwrap_or_else(|| head.to_string())
+    ))
 }
 
 /// The batch's answer: all ran, stopped at a failure (an error), or the process exited.
