@@ -1608,7 +1608,8 @@ async fn keys_alt_letters_follow_the_shift() {
     s.stop().await;
 }
 
-/// keys.test.ts: "rejects bare letter (use terminal_type)" and "rejects unknown key"
+/// keys.test.ts: "rejects bare letter (use terminal_type)", "rejects unknown key", "rejects
+/// empty", and parseKeySpec's "throws on empty input" and "throws on unknown modifier"
 #[tokio::test]
 async fn keys_bare_letter_and_unknown_key_refused() {
     let s = server().await;
@@ -1621,6 +1622,11 @@ async fn keys_bare_letter_and_unknown_key_refused() {
         "{}",
         r.text
     );
+    // "rejects empty" / "throws on empty input", "throws on unknown modifier"
+    let r = pressed_bytes(&s, id, "").await;
+    assert!(r.is_error && r.text.contains("key"), "{}", r.text);
+    let r = pressed_bytes(&s, id, "Hyper+A").await;
+    assert!(r.is_error && r.text.contains("Hyper+A"), "{}", r.text);
     s.stop().await;
 }
 
@@ -2199,7 +2205,11 @@ async fn keys_encodings_table() {
         ("F4", "^[OS"),
         ("Shift+F1", "^[[1;2P"),
         ("Ctrl+A", "^A"),
+        ("Control+A", "^A"),
+        ("Option+B", "^[b"),
+        ("Shift+Ctrl+ArrowLeft", "^[[1;6D"),
         ("Ctrl+C", "^C"),
+        ("Ctrl+D", "^D"),
         ("Ctrl+L", "^L"),
         ("Ctrl+Z", "^Z"),
         ("Ctrl+c", "^C"),
@@ -2232,5 +2242,53 @@ async fn keys_encodings_table() {
     )
     .await;
     assert!(r.text.contains(&want), "want {want}\n{}", r.text);
+    s.stop().await;
+}
+
+/// The pixel near the bottom-right corner of a session's screenshot (padding: always the
+/// background), as theme.test.ts's `dominantBackground` reads it.
+async fn background_of(s: &Server, id: u64) -> (u8, u8, u8) {
+    use base64::Engine;
+    let r: CallToolResult = s
+        .call("terminal_screenshot", json!({"sessionId": id}))
+        .await;
+    let b64 = r
+        .content
+        .iter()
+        .find_map(|c| c.as_image().map(|i| i.data.clone()))
+        .expect("an image");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .unwrap();
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::EXPAND);
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    let (w, h) = (info.width as usize, info.height as usize);
+    let i = ((h - 4) * w + (w - 4)) * channels;
+    (buf[i], buf[i + 1], buf[i + 2])
+}
+
+fn near(got: (u8, u8, u8), want: u8) -> bool {
+    [got.0, got.1, got.2]
+        .iter()
+        .all(|c| (*c as i16 - want as i16).abs() <= 16)
+}
+
+/// theme.test.ts: "screenshot of a \"light\" session has a near-white background" and
+/// "default theme is dark; light theme produces a clearly different background"
+#[tokio::test]
+async fn theme_light_and_dark_backgrounds() {
+    let s = server().await;
+    let dark = create(&s, json!({"theme": "dark"})).await;
+    let light = create(&s, json!({"theme": "light"})).await;
+    let (d, l) = (
+        background_of(&s, dark).await,
+        background_of(&s, light).await,
+    );
+    assert!(near(d, 30), "dark background {d:?}");
+    assert!(near(l, 255), "light background {l:?}");
     s.stop().await;
 }
