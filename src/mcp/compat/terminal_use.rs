@@ -630,7 +630,15 @@ fn batched(ctx: &ToolCtx, id: &str, v: &Value, given: &JsonObject) -> Result<Rep
             .as_u64()
             .map(|a| a as usize)
             .unwrap_or(done + 1);
-        let why = v["error"].as_str().unwrap_or("the action failed");
+        // The native sentence is "Action N (…) failed: WHY; actions 1–k were sent, …".
+        let native = v["error"].as_str().unwrap_or("the action failed");
+        let why = native
+            .split_once(" failed: ")
+            .map_or(native, |(_, why)| why)
+            .split("; actions ")
+            .next()
+            .unwrap_or(native)
+            .replace("`timeout`", "`timeoutMs`");
         return Err(ToolError::new(format!(
             "Stopped at action {at} of {total} ({}): {}. {done} action{} before it {} sent; the rest were not.\n\n{screen}",
             describe_action(actions.get(at.saturating_sub(1))),
