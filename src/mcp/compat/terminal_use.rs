@@ -380,7 +380,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
                 "pattern": {"type": "string", "minLength": 1, "description": "Regular expression matched against the screen text."},
                 "until": {"type": "string", "enum": ["command", "quiet"], "default": "command"},
                 "timeoutMs": {"type": "integer", "minimum": 0, "maximum": 600000, "default": 30000},
-                "quietMs": {"type": "integer", "minimum": 0, "maximum": 600000, "default": 1000}
+                "quietMs": {"type": "integer", "minimum": 0, "maximum": 600000, "default": 1000, "description": "How long output must stay silent: with until \"quiet\" the whole condition (default 1000); for the command's end, once the shell has the terminal back (default 300)."}
             }),
             &[],
             |ctx, given| Box::pin(io::wait(ctx, given)),
