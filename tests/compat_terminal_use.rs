@@ -328,7 +328,7 @@ async fn typing_waiting_and_reading_the_screen() {
         )
         .await;
     assert!(
-        e.contains("Action 2") && !e.contains("never▌"),
+        e.contains("Stopped at action 2 of 3") && !e.contains("never▌"),
         "[terminal_batch] {e}"
     );
     let b = prose(

@@ -1608,7 +1608,8 @@ async fn keys_alt_letters_follow_the_shift() {
     s.stop().await;
 }
 
-/// keys.test.ts: "rejects bare letter (use terminal_type)" and "rejects unknown key"
+/// keys.test.ts: "rejects bare letter (use terminal_type)", "rejects unknown key", "rejects
+/// empty", and parseKeySpec's "throws on empty input" and "throws on unknown modifier"
 #[tokio::test]
 async fn keys_bare_letter_and_unknown_key_refused() {
     let s = server().await;
@@ -1621,6 +1622,11 @@ async fn keys_bare_letter_and_unknown_key_refused() {
         "{}",
         r.text
     );
+    // "rejects empty" / "throws on empty input", "throws on unknown modifier"
+    let r = pressed_bytes(&s, id, "").await;
+    assert!(r.is_error && r.text.contains("key"), "{}", r.text);
+    let r = pressed_bytes(&s, id, "Hyper+A").await;
+    assert!(r.is_error && r.text.contains("Hyper+A"), "{}", r.text);
     s.stop().await;
 }
 
@@ -1670,5 +1676,619 @@ async fn preset_errors_name_its_own_fields() {
         "{}",
         r.text
     );
+    s.stop().await;
+}
+
+// ---- tests/mcp/batch.test.ts ----
+
+/// batch.test.ts: "runs mixed actions in order and returns the screen once"
+#[tokio::test]
+async fn batch_runs_mixed_actions_and_returns_the_screen_once() {
+    let s = server().await;
+    let id = create(&s, json!({"shell": "/bin/bash"})).await;
+    let r = call(
+        &s,
+        "terminal_batch",
+        json!({"sessionId": id, "actions": [
+            {"type": "type", "text": "echo abXcd"},
+            {"type": "press", "key": "ArrowLeft", "count": 2},
+            {"type": "press", "key": "Backspace"},
+            {"type": "press", "key": "Enter"},
+            {"type": "wait", "pattern": "^abcd$"},
+            {"type": "type", "text": "echo second\n"}
+        ]}),
+    )
+    .await;
+    assert!(
+        !r.is_error && r.text.contains("Ran all 6 actions"),
+        "{}",
+        r.text
+    );
+    assert!(
+        has_line(&r.text, "abcd") && has_line(&r.text, "second"),
+        "{}",
+        r.text
+    );
+    assert_eq!(r.text.matches("Showing rows").count(), 1, "{}", r.text);
+    s.stop().await;
+}
+
+/// batch.test.ts: "validates the whole batch before sending anything"
+#[tokio::test]
+async fn batch_validates_before_sending_anything() {
+    let s = server().await;
+    let id = create(&s, json!({})).await;
+    let r = call(
+        &s,
+        "terminal_batch",
+        json!({"sessionId": id, "actions": [
+            {"type": "type", "text": "echo should-not-run\n"},
+            {"type": "press", "key": "NoSuchKey"}
+        ]}),
+    )
+    .await;
+    let re = regex::Regex::new(r"Action 2 \(press\): .*Nothing was sent").unwrap();
+    assert!(r.is_error && re.is_match(&r.text), "{}", r.text);
+    let read = call(&s, "terminal_read", json!({"sessionId": id})).await;
+    assert!(!read.text.contains("should-not-run"), "{}", read.text);
+    s.stop().await;
+}
+
+/// batch.test.ts: "stops at the first failing action and says how far it got"
+#[tokio::test]
+async fn batch_stops_at_the_first_failing_action() {
+    let s = server().await;
+    let id = create(&s, json!({})).await;
+    let r = call(
+        &s,
+        "terminal_batch",
+        json!({"sessionId": id, "actions": [
+            {"type": "type", "text": "echo first\n"},
+            {"type": "wait", "pattern": "never-shows-up", "timeoutMs": 400},
+            {"type": "type", "text": "echo third\n"}
+        ]}),
+    )
+    .await;
+    assert!(r.is_error, "{}", r.text);
+    assert!(
+        r.text
+            .contains("Stopped at action 2 of 3 (wait for /never-shows-up/)"),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("1 action before it was sent"), "{}", r.text);
+    assert!(
+        has_line(&r.text, "first") && !has_line(&r.text, "third"),
+        "{}",
+        r.text
+    );
+    s.stop().await;
+}
+
+/// batch.test.ts: "stops when the process exits partway through"
+#[tokio::test]
+#[ignore = "needs the core's batch to stop at an exit (issue 33, fixed in session/batch.rs on another branch); run with --ignored once merged"]
+async fn batch_stops_when_the_process_exits() {
+    let s = server().await;
+    let id = create(&s, json!({"command": "cat"})).await;
+    let r = call(
+        &s,
+        "terminal_batch",
+        json!({"sessionId": id, "actions": [
+            {"type": "type", "text": "line\n"},
+            {"type": "press", "key": "Ctrl+D"},
+            {"type": "type", "text": "too late\n"}
+        ]}),
+    )
+    .await;
+    assert!(
+        r.text
+            .contains("Stopped after action 2 of 3 (press Ctrl+D): the process exited"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text.contains("The command exited (exit code 0)"),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.contains("too late"), "{}", r.text);
+    s.stop().await;
+}
+
+/// batch.test.ts: "a fixed wait pauses between actions"
+#[tokio::test]
+async fn batch_a_fixed_wait_pauses() {
+    let s = server().await;
+    let id = create(&s, json!({})).await;
+    let started = std::time::Instant::now();
+    let r = call(
+        &s,
+        "terminal_batch",
+        json!({"sessionId": id, "actions": [
+            {"type": "wait", "ms": 600},
+            {"type": "type", "text": "echo after-pause\n"}
+        ]}),
+    )
+    .await;
+    assert!(started.elapsed() >= std::time::Duration::from_millis(600));
+    assert!(has_line(&r.text, "after-pause"), "{}", r.text);
+    s.stop().await;
+}
+
+/// command.test.ts: "talk to the program directly, with no shell in between"
+#[tokio::test]
+async fn command_talks_to_the_program_directly() {
+    let s = server().await;
+    let id = create(&s, json!({"command": "cat -n"})).await;
+    let typed = type_in(&s, id, "hello\n").await;
+    let re = regex::Regex::new(r"(?m)^\s+1\s+hello$").unwrap();
+    assert!(re.is_match(&typed.text), "{}", typed.text);
+    let eof = call(
+        &s,
+        "terminal_press",
+        json!({"sessionId": id, "key": "Ctrl+D", "idleMs": 250, "maxWaitMs": 3000}),
+    )
+    .await;
+    assert!(
+        eof.text.contains("The command exited (exit code 0)"),
+        "{}",
+        eof.text
+    );
+    s.stop().await;
+}
+
+// ---- tests/mcp/login.test.ts ----
+
+/// A HOME whose profile sets a marker only a login shell reads.
+fn profile_home() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join(".profile"), "export FROM_PROFILE=yes\n").unwrap();
+    home
+}
+
+async fn profile_marker(s: &Server, home: &std::path::Path, login: bool) -> String {
+    let id = create(s, json!({"env": {"HOME": home}, "login": login})).await;
+    call(
+        s,
+        "terminal_type",
+        json!({"sessionId": id, "text": "echo marker=[$FROM_PROFILE]\n", "idleMs": 300, "maxWaitMs": 4000}),
+    )
+    .await;
+    let r = call(
+        s,
+        "terminal_wait",
+        json!({"sessionId": id, "timeoutMs": 15000}),
+    )
+    .await;
+    let re = regex::Regex::new(r"(?m)^marker=\[(.*)\]$").unwrap();
+    re.captures(&r.text)
+        .unwrap_or_else(|| panic!("no marker in {}", r.text))[1]
+        .to_string()
+}
+
+/// login.test.ts: "are off by default: the profile is not read" and "read the profile with login: true"
+#[tokio::test]
+async fn login_off_by_default_and_on_with_login_true() {
+    let s = server().await;
+    let home = profile_home();
+    assert_eq!(profile_marker(&s, home.path(), false).await, "");
+    assert_eq!(profile_marker(&s, home.path(), true).await, "yes");
+    s.stop().await;
+}
+
+/// login.test.ts: "apply to command sessions too"
+#[tokio::test]
+async fn login_applies_to_command_sessions() {
+    let s = server().await;
+    let home = profile_home();
+    let id = create(
+        &s,
+        json!({"env": {"HOME": home.path()}, "login": true, "command": "echo marker=[$FROM_PROFILE]"}),
+    )
+    .await;
+    let r = call(
+        &s,
+        "terminal_wait",
+        json!({"sessionId": id, "timeoutMs": 10000}),
+    )
+    .await;
+    assert!(has_line(&r.text, "marker=[yes]"), "{}", r.text);
+    s.stop().await;
+}
+
+/// login.test.ts: "survive a respawn"
+#[tokio::test]
+async fn login_survives_a_respawn() {
+    let s = server().await;
+    let home = profile_home();
+    let id = create(&s, json!({"env": {"HOME": home.path()}, "login": true})).await;
+    type_in(&s, id, "exit\n").await;
+    call(&s, "terminal_read", json!({"sessionId": id})).await;
+    let r = call(
+        &s,
+        "terminal_type",
+        json!({"sessionId": id, "text": "echo marker=[$FROM_PROFILE]\n", "idleMs": 300, "maxWaitMs": 4000}),
+    )
+    .await;
+    assert!(has_line(&r.text, "marker=[yes]"), "{}", r.text);
+    s.stop().await;
+}
+
+/// paste.test.ts: "cannot be closed early by an end marker inside the text"
+#[tokio::test]
+async fn paste_cannot_be_closed_early_by_an_end_marker() {
+    let s = server().await;
+    let id = create(&s, json!({})).await;
+    type_in(&s, id, "printf '\\033[?2004h'; cat -v\n").await;
+    let r = call(
+        &s,
+        "terminal_type",
+        json!({"sessionId": id, "text": "safe\u{1b}[201~injected", "paste": true, "idleMs": 300, "maxWaitMs": 3000}),
+    )
+    .await;
+    assert!(r.text.contains("^[[200~safeinjected^[[201~"), "{}", r.text);
+    s.stop().await;
+}
+
+/// protocol.test.ts: "advertises instructions, titles and behavior hints"
+#[tokio::test]
+async fn protocol_advertises_instructions_titles_and_hints() {
+    let s = server().await;
+    let info = s.client.peer_info().unwrap();
+    assert!(
+        info.instructions
+            .as_deref()
+            .unwrap_or_default()
+            .contains("terminal_create returns a sessionId"),
+        "{info:?}"
+    );
+    let tools = common::compat::tools(&s).await;
+    for (name, tool) in &tools {
+        assert!(
+            tool.title.is_some()
+                || tool
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.title.clone())
+                    .is_some(),
+            "{name}"
+        );
+        let a = tool
+            .annotations
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name} has annotations"));
+        assert!(
+            a.read_only_hint.is_some()
+                && a.destructive_hint.is_some()
+                && a.open_world_hint.is_some(),
+            "{name}: {a:?}"
+        );
+    }
+    assert_eq!(
+        tools["terminal_read"]
+            .annotations
+            .as_ref()
+            .unwrap()
+            .read_only_hint,
+        Some(true)
+    );
+    let t = tools["terminal_type"].annotations.as_ref().unwrap();
+    assert_eq!(
+        (t.read_only_hint, t.destructive_hint, t.open_world_hint),
+        (Some(false), Some(true), Some(true))
+    );
+    let required = tools["terminal_type"].input_schema["required"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(required.contains(&json!("sessionId")) && required.contains(&json!("text")));
+    s.stop().await;
+}
+
+/// protocol.test.ts: "the real binary serves this era over stdio and cleans up when the
+/// client goes away" (both eras); respawn.test.ts (shutdown): "closing the server removes
+/// its attach sockets"
+#[tokio::test]
+async fn protocol_both_eras_over_stdio_and_sockets_removed_on_close() {
+    for era in [common::Era::Initialize, common::Era::Discover] {
+        let s = common::start_with(era, &["--compat", "terminal-use"], &[]).await;
+        let created = call(&s, "terminal_create", json!({})).await;
+        let socket = created
+            .text
+            .split_whitespace()
+            .skip_while(|w| *w != "--socket")
+            .nth(1)
+            .map(|w| w.trim_matches('\'').to_string())
+            .unwrap_or_else(|| panic!("no socket in {}", created.text));
+        assert!(std::path::Path::new(&socket).exists(), "{socket}");
+        let typed = type_in(&s, 1, "echo over-st\"\"dio\n").await;
+        assert!(
+            has_line(&typed.text, "over-stdio"),
+            "{era:?}: {}",
+            typed.text
+        );
+        s.stop().await;
+        assert!(
+            !std::path::Path::new(&socket).exists(),
+            "{era:?}: {socket} left behind"
+        );
+    }
+}
+
+/// respawn.test.ts (idle-kill): "leaves a session alone while it is still producing output"
+#[tokio::test]
+async fn respawn_idle_kill_leaves_a_busy_session_alone() {
+    let s = common::start_with(
+        common::Era::Initialize,
+        &["--compat", "terminal-use", "--idle-timeout", "1s"],
+        &[],
+    )
+    .await;
+    let busy = create(&s, json!({"label": "busy"})).await;
+    let idle = create(&s, json!({"label": "idle"})).await;
+    call(
+        &s,
+        "terminal_type",
+        json!({"sessionId": busy, "text": "while true; do echo tick; sleep 0.2; done\n", "idleMs": 50, "maxWaitMs": 200}),
+    )
+    .await;
+    let mut listed = String::new();
+    for _ in 0..40 {
+        listed = call(&s, "terminal_list", json!({})).await.text;
+        if listed.contains("tombstoned: idle-killed") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    let live = regex::Regex::new(&format!(r#"\[{busy} \("busy"\)\] \d+x\d+ pid="#)).unwrap();
+    assert!(live.is_match(&listed), "{listed}");
+    assert!(
+        listed.contains(&format!("[{idle} (\"idle\")] tombstoned: idle-killed")),
+        "{listed}"
+    );
+    s.stop().await;
+}
+
+/// tombstone.test.ts: "a tombstoned sessionId still auto-respawns when called against, with the right reason"
+#[tokio::test]
+async fn tombstone_idle_killed_id_respawns_with_the_reason() {
+    let s = common::start_with(
+        common::Era::Initialize,
+        &["--compat", "terminal-use", "--idle-timeout", "1s"],
+        &[],
+    )
+    .await;
+    let id = create(&s, json!({"label": "idler"})).await;
+    let mut listed = String::new();
+    for _ in 0..40 {
+        listed = call(&s, "terminal_list", json!({})).await.text;
+        if listed.contains("tombstoned: idle-killed") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    assert!(
+        listed.contains(&format!("[{id} (\"idler\")] tombstoned: idle-killed")),
+        "{listed}"
+    );
+    let r = call(
+        &s,
+        "terminal_type",
+        json!({"sessionId": id, "text": "echo back-from-the-dead\n", "idleMs": 200, "maxWaitMs": 2000}),
+    )
+    .await;
+    assert!(
+        r.is_error && r.text.contains("terminated due to inactivity"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text.contains(&format!("Session {id} (\"idler\")")),
+        "{}",
+        r.text
+    );
+    let r2 = type_in(&s, id, "echo alive-again\n").await;
+    assert!(!r2.is_error, "{}", r2.text);
+    let read = call(&s, "terminal_read", json!({"sessionId": id})).await;
+    assert!(read.text.contains("alive-again"), "{}", read.text);
+    s.stop().await;
+}
+
+/// softWrap.test.ts: "keep the cursor on the right character of a wrapped command line"
+#[tokio::test]
+async fn soft_wrap_cursor_on_the_right_character() {
+    let s = server().await;
+    let id = create(&s, json!({"cols": 30, "rows": 12, "shell": "/bin/bash"})).await;
+    type_in(&s, id, &format!("echo {LONG}")).await;
+    let r = call(
+        &s,
+        "terminal_press",
+        json!({"sessionId": id, "key": "ArrowLeft", "count": 6, "idleMs": 250, "maxWaitMs": 3000}),
+    )
+    .await;
+    assert!(r.text.contains("india ▌juliet"), "{}", r.text);
+    assert!(
+        r.text.contains("in front of the \"j\" it is on"),
+        "{}",
+        r.text
+    );
+    s.stop().await;
+}
+
+/// wait.test.ts: "a slow call on one session does not block calls on another"
+#[tokio::test]
+async fn wait_a_slow_call_does_not_block_another_session() {
+    let s = server().await;
+    let slow = create(&s, json!({})).await;
+    let fast = create(&s, json!({})).await;
+    let started = std::time::Instant::now();
+    let slow_call = call(
+        &s,
+        "terminal_wait",
+        json!({"sessionId": slow, "pattern": "never-appears", "timeoutMs": 2500}),
+    );
+    let fast_call = async {
+        let r = call(&s, "terminal_read", json!({"sessionId": fast})).await;
+        (r, started.elapsed())
+    };
+    let (slow_r, (fast_r, fast_at)) = tokio::join!(slow_call, fast_call);
+    assert!(!fast_r.is_error, "{}", fast_r.text);
+    assert!(
+        fast_at < std::time::Duration::from_millis(1500),
+        "{fast_at:?}"
+    );
+    assert!(slow_r.text.contains("Timed out"), "{}", slow_r.text);
+    s.stop().await;
+}
+
+/// multiSession.test.ts: "terminal_destroy removes the session and rolls the default forward"
+/// (the destroy and the unknown id; upstream's sessionId-less default is gone from its
+/// current tools)
+#[tokio::test]
+async fn multi_session_destroy_removes_the_session() {
+    let s = server().await;
+    let a = create(&s, json!({"label": "a"})).await;
+    let b = create(&s, json!({"label": "b"})).await;
+    let d = call(&s, "terminal_destroy", json!({"sessionId": a})).await;
+    assert!(
+        !d.is_error && d.text.contains(&format!("Destroyed session {a}")),
+        "{}",
+        d.text
+    );
+    let r = type_in(&s, b, "echo still-here\n").await;
+    assert!(has_line(&r.text, "still-here"), "{}", r.text);
+    let ghost = call(&s, "terminal_read", json!({"sessionId": a})).await;
+    assert!(
+        ghost.is_error && ghost.text.contains(&format!("Unknown sessionId {a}")),
+        "{}",
+        ghost.text
+    );
+    s.stop().await;
+}
+
+/// keys.test.ts: the encodings table (named keys, arrows, tilde keys, F1–F4, Ctrl+letter
+/// in either case, Alt+letter, Ctrl+punctuation), each key pressed into `cat -v` on a raw
+/// terminal and read back between `|` separators.
+#[tokio::test]
+async fn keys_encodings_table() {
+    const TABLE: &[(&str, &str)] = &[
+        ("Enter", "^M"),
+        ("Tab", "^I"),
+        ("Shift+Tab", "^[[Z"),
+        ("Escape", "^["),
+        ("Backspace", "^?"),
+        ("Alt+Backspace", "^[^?"),
+        ("Space", " "),
+        ("Ctrl+Space", "^@"),
+        ("ArrowUp", "^[[A"),
+        ("ArrowDown", "^[[B"),
+        ("ArrowRight", "^[[C"),
+        ("ArrowLeft", "^[[D"),
+        ("Home", "^[[H"),
+        ("End", "^[[F"),
+        ("Ctrl+ArrowLeft", "^[[1;5D"),
+        ("Shift+ArrowUp", "^[[1;2A"),
+        ("Ctrl+Shift+ArrowRight", "^[[1;6C"),
+        ("Up", "^[[A"),
+        ("Insert", "^[[2~"),
+        ("Delete", "^[[3~"),
+        ("PageUp", "^[[5~"),
+        ("PageDown", "^[[6~"),
+        ("F5", "^[[15~"),
+        ("F6", "^[[17~"),
+        ("F12", "^[[24~"),
+        ("Ctrl+PageUp", "^[[5;5~"),
+        ("F1", "^[OP"),
+        ("F2", "^[OQ"),
+        ("F3", "^[OR"),
+        ("F4", "^[OS"),
+        ("Shift+F1", "^[[1;2P"),
+        ("Ctrl+A", "^A"),
+        ("Control+A", "^A"),
+        ("Option+B", "^[b"),
+        ("Shift+Ctrl+ArrowLeft", "^[[1;6D"),
+        ("Ctrl+C", "^C"),
+        ("Ctrl+D", "^D"),
+        ("Ctrl+L", "^L"),
+        ("Ctrl+Z", "^Z"),
+        ("Ctrl+c", "^C"),
+        ("CTRL+C", "^C"),
+        ("Alt+B", "^[b"),
+        ("Alt+Shift+B", "^[B"),
+        ("Ctrl+@", "^@"),
+        ("Ctrl+[", "^["),
+        ("Ctrl+\\", "^\\"),
+        ("Ctrl+]", "^]"),
+        ("Ctrl+^", "^^"),
+        ("Ctrl+_", "^_"),
+        ("Ctrl+?", "^?"),
+    ];
+    let s = server().await;
+    let id = create(&s, json!({"cols": 200, "rows": 20})).await;
+    type_in(&s, id, "stty raw -echo; cat -vT; stty sane\n").await;
+    let mut want = String::new();
+    for (key, shown) in TABLE {
+        let r = pressed_bytes(&s, id, key).await;
+        assert!(!r.is_error, "{key}: {}", r.text);
+        type_in(&s, id, "|").await;
+        want.push_str(shown);
+        want.push('|');
+    }
+    let r = call(
+        &s,
+        "terminal_read",
+        json!({"sessionId": id, "cursor": false}),
+    )
+    .await;
+    assert!(r.text.contains(&want), "want {want}\n{}", r.text);
+    s.stop().await;
+}
+
+/// The pixel near the bottom-right corner of a session's screenshot (padding: always the
+/// background), as theme.test.ts's `dominantBackground` reads it.
+async fn background_of(s: &Server, id: u64) -> (u8, u8, u8) {
+    use base64::Engine;
+    let r: CallToolResult = s
+        .call("terminal_screenshot", json!({"sessionId": id}))
+        .await;
+    let b64 = r
+        .content
+        .iter()
+        .find_map(|c| c.as_image().map(|i| i.data.clone()))
+        .expect("an image");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .unwrap();
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::EXPAND);
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    let (w, h) = (info.width as usize, info.height as usize);
+    let i = ((h - 4) * w + (w - 4)) * channels;
+    (buf[i], buf[i + 1], buf[i + 2])
+}
+
+fn near(got: (u8, u8, u8), want: u8) -> bool {
+    [got.0, got.1, got.2]
+        .iter()
+        .all(|c| (*c as i16 - want as i16).abs() <= 16)
+}
+
+/// theme.test.ts: "screenshot of a \"light\" session has a near-white background" and
+/// "default theme is dark; light theme produces a clearly different background"
+#[tokio::test]
+async fn theme_light_and_dark_backgrounds() {
+    let s = server().await;
+    let dark = create(&s, json!({"theme": "dark"})).await;
+    let light = create(&s, json!({"theme": "light"})).await;
+    let (d, l) = (
+        background_of(&s, dark).await,
+        background_of(&s, light).await,
+    );
+    assert!(near(d, 30), "dark background {d:?}");
+    assert!(near(l, 255), "light background {l:?}");
     s.stop().await;
 }

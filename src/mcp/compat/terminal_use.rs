@@ -380,7 +380,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
                 "pattern": {"type": "string", "minLength": 1, "description": "Regular expression matched against the screen text."},
                 "until": {"type": "string", "enum": ["command", "quiet"], "default": "command"},
                 "timeoutMs": {"type": "integer", "minimum": 0, "maximum": 600000, "default": 30000},
-                "quietMs": {"type": "integer", "minimum": 0, "maximum": 600000, "default": 1000}
+                "quietMs": {"type": "integer", "minimum": 0, "maximum": 600000, "default": 1000, "description": "How long output must stay silent: with until \"quiet\" the whole condition (default 1000); for the command's end, once the shell has the terminal back (default 300)."}
             }),
             &[],
             |ctx, given| Box::pin(io::wait(ctx, given)),
@@ -588,16 +588,22 @@ fn save_or_attach(
 
 /// The native batch's refusal in upstream's words (`Action 2 (press): … Nothing was sent.`).
 fn batch_error(e: ToolError) -> ToolError {
-    match e.message.strip_suffix("; nothing was sent.") {
-        Some(head) => {
-            let head = match head.split_once(") ") {
-                Some((action, why)) => format!("{action}): {why}"),
-                None => head.to_string(),
-            };
-            ToolError::new(format!("{head}. Nothing was sent."))
-        }
-        None => e,
-    }
+    let Some(head) = e.message.strip_suffix("; nothing was sent.") else {
+        return e;
+    };
+    // "Action 2 (press NoSuchKey) is invalid: why" → "Action 2 (press): why".
+    let parsed = head.strip_prefix("Action ").and_then(|rest| {
+        let (n, rest) = rest.split_once(" (")?;
+        let (inside, why) = rest.split_once(')')?;
+        let kind = inside.split(' ').next()?;
+        let why = why.trim_start();
+        let why = why.strip_prefix("is invalid: ").unwrap_or(why);
+        Some(format!("Action {n} ({kind}): {why}"))
+    });
+    ToolError::new(format!(
+        "{}. Nothing was sent.",
+        parsed.unwrap_or_else(|| head.to_string())
+    ))
 }
 
 /// The batch's answer: all ran, stopped at a failure (an error), or the process exited.
@@ -624,7 +630,15 @@ fn batched(ctx: &ToolCtx, id: &str, v: &Value, given: &JsonObject) -> Result<Rep
             .as_u64()
             .map(|a| a as usize)
             .unwrap_or(done + 1);
-        let why = v["error"].as_str().unwrap_or("the action failed");
+        // The native sentence is "Action N (…) failed: WHY; actions 1–k were sent, …".
+        let native = v["error"].as_str().unwrap_or("the action failed");
+        let why = native
+            .split_once(" failed: ")
+            .map_or(native, |(_, why)| why)
+            .split("; actions ")
+            .next()
+            .unwrap_or(native)
+            .replace("`timeout`", "`timeoutMs`");
         return Err(ToolError::new(format!(
             "Stopped at action {at} of {total} ({}): {}. {done} action{} before it {} sent; the rest were not.\n\n{screen}",
             describe_action(actions.get(at.saturating_sub(1))),

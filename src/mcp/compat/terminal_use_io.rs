@@ -72,7 +72,21 @@ async fn turn(ctx: &ToolCtx, id: &str, typing: bool) -> Result<SessionCall, Tool
     } else {
         lock(ctx, id).await
     };
-    got.map_err(|e| reword(ctx, id, e))
+    match got {
+        Ok(call) => Ok(call),
+        Err(e) => {
+            let e = reword(ctx, id, e);
+            // A fresh shell was started under the id: like upstream, answer once it is ready,
+            // so the next call's input reaches its prompt (a login shell reads its profile
+            // first).
+            if e.message.contains("A fresh shell has been spawned")
+                && let Ok(fresh) = lock(ctx, id).await
+            {
+                fresh.wait_ready(&ctx.cancel).await;
+            }
+            Err(e)
+        }
+    }
 }
 
 /// `tag` of the session: `1 ("label")`.

@@ -208,6 +208,14 @@ mod tests {
         // keys.test.ts: "Alt+B → ESC b", "Alt+Shift+B → ESC B".
         assert_eq!(k("Alt+B"), b"\x1bb");
         assert_eq!(k("Alt+Shift+B"), b"\x1bB");
+        // keys.test.ts: "full A..Z roundtrip".
+        for (i, letter) in ('A'..='Z').enumerate() {
+            assert_eq!(
+                k(&format!("Ctrl+{letter}")),
+                vec![i as u8 + 1],
+                "Ctrl+{letter}"
+            );
+        }
     }
 
     #[test]

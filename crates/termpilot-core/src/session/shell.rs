@@ -72,9 +72,13 @@ impl SessionShell {
         }
     }
 
-    /// Arguments that run one command line through this shell.
-    pub fn command_args(&self, command: &str) -> Vec<String> {
+    /// Arguments that run one command line through this shell; a login shell (`-l`) reads
+    /// the profile files first, as an interactive login session does.
+    pub fn command_args(&self, command: &str, login: bool) -> Vec<String> {
         match self.kind {
+            ShellKind::Bash | ShellKind::Zsh | ShellKind::Fish | ShellKind::Sh if login => {
+                vec!["-l".into(), "-c".into(), command.into()]
+            }
             ShellKind::PowerShell => vec![
                 "-NoLogo".into(),
                 "-NoProfile".into(),

@@ -345,7 +345,7 @@ impl Session {
         }
         match &shape.command {
             _ if shape.remote.is_some() => {}
-            Some(command) => cmd.args(shape.shell.command_args(command)),
+            Some(command) => cmd.args(shape.shell.command_args(command, shape.login)),
             None => match integration::prepare(&shape.shell, shape.login, &shape.env)? {
                 Some(launch) => {
                     cmd.args(launch.args);
