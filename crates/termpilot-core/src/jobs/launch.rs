@@ -101,6 +101,7 @@ pub fn spawn(dir: &Path, cwd: &Path, command: &ShellCommand) -> Result<i32> {
         .stderr(std::process::Stdio::null())
         .envs(CHILD_ENV.iter().copied())
         .kill_on_drop(false);
+    crate::sandbox::seal_job(&mut cmd);
     // SAFETY: setsid(2) is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
         cmd.pre_exec(|| {

@@ -14,6 +14,8 @@
 mod paths;
 mod plan;
 pub mod policy;
+#[cfg(unix)]
+pub mod sealed;
 
 #[cfg(all(
     target_os = "linux",
@@ -183,6 +185,8 @@ fn verify(policy: &Policy) -> std::result::Result<(), String> {
         .arg(WRAPPER_ARG)
         .args(policy.to_args())
         .arg(wrapper::PROBE)
+        .env_clear()
+        .envs(sealed::encode(&[]))
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| format!("cannot start the sandbox self-test ({e})"))?;
@@ -281,6 +285,63 @@ pub fn tokio_command(program: &str) -> tokio::process::Command {
             cmd.args(wrapper_args(&p)).arg(program);
             cmd
         }
+    }
+}
+
+/// True when `program` and its first argument start the sandbox wrapper.
+fn is_wrapper(program: &std::ffi::OsStr, first: Option<&std::ffi::OsStr>) -> bool {
+    program == "/proc/self/exe" && first.is_some_and(|a| a == WRAPPER_ARG)
+}
+
+/// Seals the environment of a command made by [`tokio_command`], once everything else is
+/// set and just before it is spawned: when it starts the wrapper, the wrapper's own
+/// environment becomes the sealed form of what the program should get (see [`sealed`]), so
+/// nothing the caller put in it (`LD_PRELOAD`, …) acts before the sandbox is applied. Assumes
+/// the command inherits the server's environment (no `env_clear`). Does nothing otherwise.
+#[cfg(unix)]
+pub fn seal_tokio(cmd: &mut tokio::process::Command) {
+    let std = cmd.as_std();
+    if !is_wrapper(std.get_program(), std.get_args().next()) {
+        return;
+    }
+    let env = sealed::inherited_with(std.get_envs());
+    cmd.env_clear();
+    cmd.envs(sealed::encode(&env));
+}
+
+/// As [`seal_tokio`], for a job's detached `sh` wrapper when jobs are sandboxed: `sh` keeps
+/// the server's own environment (no caller sets a job's), and carries the sealed copy the
+/// sandbox wrapper it starts will apply.
+#[cfg(unix)]
+pub fn seal_job(cmd: &mut tokio::process::Command) {
+    if policy_for(None).is_none() {
+        return;
+    }
+    let env = sealed::inherited_with(cmd.as_std().get_envs());
+    cmd.envs(sealed::encode(&env));
+}
+
+/// As [`seal_tokio`], for a session's command made by [`pty_command`].
+#[cfg(unix)]
+pub fn seal_pty(cmd: &mut portable_pty::CommandBuilder) {
+    let argv = cmd.get_argv();
+    if !is_wrapper(&argv[0], argv.get(1).map(OsString::as_os_str)) {
+        return;
+    }
+    let mut keys: std::collections::BTreeSet<OsString> =
+        std::env::vars_os().map(|(k, _)| k).collect();
+    keys.extend(cmd.iter_full_env_as_str().map(|(k, _)| OsString::from(k)));
+    let mut env: Vec<(OsString, OsString)> = keys
+        .into_iter()
+        .filter_map(|k| cmd.get_env(&k).map(|v| (k.clone(), v.to_os_string())))
+        .collect();
+    if cmd.get_env("SHELL").is_none() {
+        // What portable-pty would have set.
+        env.push(("SHELL".into(), cmd.get_shell().into()));
+    }
+    cmd.env_clear();
+    for (k, v) in sealed::encode(&env) {
+        cmd.env(k, v);
     }
 }
 

@@ -358,7 +358,10 @@ impl Session {
         // A real terminal emulator is behind this one: programs may use 24-bit colour.
         cmd.env("COLORTERM", "truecolor");
         cmd.env("TERMPILOT_SESSION", &id);
-        for (k, v) in &shape.env {
+        // A remote session's env is the target's (it travels in the transport's command
+        // line): the local transport, which runs outside the sandbox, never gets it, so no
+        // `LD_PRELOAD` or the like acts on it.
+        for (k, v) in shape.env.iter().filter(|_| shape.remote.is_none()) {
             cmd.env(k, v);
         }
         // After the session's env: integration wraps the PS1 the caller asked for.
@@ -368,6 +371,8 @@ impl Session {
         for k in &integration_remove {
             cmd.env_remove(k);
         }
+        #[cfg(unix)]
+        crate::sandbox::seal_pty(&mut cmd);
         let mut child = pair.slave.spawn_command(cmd).map_err(|e| {
             Error::Other(format!(
                 "Could not start `{}` in {} ({e}); check the shell and the working directory.",
