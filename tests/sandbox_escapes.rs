@@ -253,3 +253,135 @@ async fn loader_variables_run_nothing_before_confinement() {
         server.stop().await;
     }
 }
+
+/// Flips, as fast as it can until killed: `root/d` between a link to `real` (inside) and a
+/// link to `out`; `real/f` and `real/g` between regular files and links to files in `out`;
+/// and `real` itself between the folder and a link to `out`.
+const FLIPPER: &str = r#"import os, sys
+root, out = sys.argv[1], sys.argv[2]
+real = os.path.join(root, "real")
+def swap(link, target):
+    tmp = link + ".new"
+    try:
+        os.symlink(target, tmp)
+        os.rename(tmp, link)
+    except OSError:
+        pass
+def put(path, text):
+    tmp = path + ".new"
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.rename(tmp, path)
+    except OSError:
+        pass
+print("flipping", flush=True)
+while True:
+    swap(os.path.join(root, "d"), out)
+    swap(os.path.join(root, "d"), "real")
+    swap(os.path.join(real, "f"), os.path.join(out, "f"))
+    put(os.path.join(real, "f"), "inside\n")
+    swap(os.path.join(real, "g"), os.path.join(out, "g"))
+    put(os.path.join(real, "g"), "keep me\n")
+    try:
+        os.rename(real, real + ".away")
+        os.symlink(out, real)
+        os.unlink(real)
+        os.rename(real + ".away", real)
+    except OSError:
+        pass
+"#;
+
+/// What `dir` holds: each file's name, inode and contents.
+fn snapshot(dir: &Path) -> Vec<(String, u64, String)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut all: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let meta = std::fs::symlink_metadata(e.path()).unwrap();
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                meta.ino(),
+                text,
+            )
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+#[tokio::test]
+async fn a_symlink_flipping_process_never_gets_a_write_outside_the_roots() {
+    if !has("python3") {
+        common::procs::skip("symlink race: needs python3");
+        return;
+    }
+    let f = Fixture::new();
+    let real = f.root.join("real");
+    std::fs::create_dir_all(&real).unwrap();
+    std::fs::write(real.join("f"), "inside\n").unwrap();
+    std::fs::write(real.join("g"), "keep me\n").unwrap();
+    std::os::unix::fs::symlink("real", f.root.join("d")).unwrap();
+    std::fs::write(f.outside.join("f"), "outside f\n").unwrap();
+    std::fs::write(f.outside.join("g"), "keep me\n").unwrap();
+    let before = snapshot(&f.outside);
+
+    let server = f.server(&["--sandbox", "workspace-write"]).await;
+    let script = f._dir.path().join("flipper.py");
+    std::fs::write(&script, FLIPPER).unwrap();
+    let mut flipper = tokio::process::Command::new("python3")
+        .arg(&script)
+        .arg(&f.root)
+        .arg(&f.outside)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(
+        flipper.stdout.take().unwrap(),
+    ));
+    let first = tokio::time::timeout(common::TEST_TIMEOUT, lines.next_line()).await;
+    assert!(matches!(first, Ok(Ok(Some(_)))), "the flipper started");
+
+    let mut written = 0;
+    let mut edited = 0;
+    for i in 0..300 {
+        let paths = [f.root.join("d/f"), real.join("f")];
+        for path in &paths {
+            let r = server
+                .call(
+                    "terminal_extra",
+                    json!({"tool": "terminal_write_file", "args": {"path": path, "content": format!("PWNED {i}\n")}}),
+                )
+                .await;
+            written += usize::from(r.is_error != Some(true));
+        }
+        for path in [f.root.join("d/g"), real.join("g")] {
+            let r = server
+                .call(
+                    "terminal_extra",
+                    json!({"tool": "edit_file", "args": {"path": path, "oldText": "keep me", "newText": "keep me"}}),
+                )
+                .await;
+            edited += usize::from(r.is_error != Some(true));
+        }
+        if i % 50 == 0 {
+            assert_eq!(snapshot(&f.outside), before, "written outside by try {i}");
+        }
+    }
+    flipper.kill().await.unwrap();
+    let _ = flipper.wait().await;
+    assert_eq!(
+        snapshot(&f.outside),
+        before,
+        "a write landed outside the root"
+    );
+    // The race was real: most calls still went through, inside.
+    assert!(
+        written > 100 && edited > 50,
+        "{written} writes, {edited} edits"
+    );
+    server.stop().await;
+}

@@ -12,8 +12,27 @@
 //! Linux only (Landlock, seccomp, mount namespaces); elsewhere `--sandbox` is refused.
 
 mod paths;
+#[cfg(target_os = "linux")]
+pub mod pin;
 mod plan;
 pub mod policy;
+/// No sandbox on this system, so nothing is ever pinned.
+#[cfg(not(target_os = "linux"))]
+pub mod pin {
+    use std::path::{Path, PathBuf};
+
+    #[derive(Debug)]
+    pub enum Pinned {}
+
+    impl Pinned {
+        pub fn real(&self) -> &Path {
+            match *self {}
+        }
+        pub fn at(&self) -> PathBuf {
+            match *self {}
+        }
+    }
+}
 #[cfg(unix)]
 pub mod sealed;
 
@@ -60,6 +79,32 @@ pub const SUPPORTED: bool = cfg!(all(
 /// The server's policy, set once by [`install`].
 static SERVER: OnceLock<Policy> = OnceLock::new();
 
+/// termpilot's own secrets made after [`install`] (the HTTP token file): denied to every
+/// sandboxed process and to the file tools, whatever `--deny-read` says.
+static OWN_SECRETS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Adds `path` (a file termpilot just wrote, such as the HTTP token) to what no sandboxed
+/// process may read; children started from now on are denied it.
+pub fn deny_read_also(path: &Path) {
+    let real = paths::resolve(&absolute(path));
+    let mut own = OWN_SECRETS.lock().unwrap_or_else(|e| e.into_inner());
+    if !own.contains(&real) {
+        own.push(real);
+    }
+}
+
+/// The server's policy with termpilot's own secrets added to its deny-read paths.
+fn current() -> Option<Policy> {
+    let mut p = server()?.clone();
+    let own = OWN_SECRETS.lock().unwrap_or_else(|e| e.into_inner());
+    for path in own.iter() {
+        if !p.deny_read.contains(path) {
+            p.deny_read.push(path.clone());
+        }
+    }
+    Some(p)
+}
+
 /// The server's policy (mode `off` when it has none, or before [`install`]).
 pub fn server() -> Option<&'static Policy> {
     SERVER.get()
@@ -71,13 +116,9 @@ pub fn server_mode() -> Mode {
 }
 
 /// Resolves `settings` (write roots default to `cwd`, deny-read paths to the secrets under
-/// `$HOME` and the token file in `state_dir`), checks the kernel can enforce them, and makes
+/// `$HOME`; the HTTP token file is added by [`deny_read_also`] once written), checks the kernel can enforce them, and makes
 /// them the server's policy. The error is one sentence for the person starting termpilot.
-pub fn install(
-    settings: &Settings,
-    cwd: Option<&Path>,
-    state_dir: &Path,
-) -> std::result::Result<(), String> {
+pub fn install(settings: &Settings, cwd: Option<&Path>) -> std::result::Result<(), String> {
     if settings.mode == Mode::Off && settings.network == Some(Network::Off) {
         return Err("--network off needs --sandbox read-only or workspace-write; add one of them, or drop --network off.".into());
     }
@@ -87,7 +128,7 @@ pub fn install(
             settings.mode.as_str()
         ));
     }
-    let policy = resolve(settings, cwd, state_dir)?;
+    let policy = resolve(settings, cwd)?;
     if policy.active() {
         verify(&policy)?;
         tracing::info!(mode = policy.mode.as_str(), network = policy.network.as_str(), roots = ?policy.write_roots, "sandbox on");
@@ -96,11 +137,7 @@ pub fn install(
     Ok(())
 }
 
-fn resolve(
-    settings: &Settings,
-    cwd: Option<&Path>,
-    state_dir: &Path,
-) -> std::result::Result<Policy, String> {
+fn resolve(settings: &Settings, cwd: Option<&Path>) -> std::result::Result<Policy, String> {
     let mut roots = settings.writable.clone();
     if roots.is_empty() {
         let here = match cwd {
@@ -128,7 +165,7 @@ fn resolve(
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
-        policy::default_deny_read(home.as_deref(), state_dir)
+        policy::default_deny_read(home.as_deref())
     } else {
         settings.deny_read.clone()
     };
@@ -215,7 +252,7 @@ fn verify(_policy: &Policy) -> std::result::Result<(), String> {
 /// The policy for a child of a session whose env asks for `TERMPILOT_SANDBOX`, or of a
 /// one-shot (no request): `None` when nothing is confined.
 fn policy_for(requested: Option<Mode>) -> Option<Policy> {
-    let base = server()?;
+    let base = current()?;
     let p = match requested {
         Some(mode) => base.tightened(mode),
         None => base.clone(),
@@ -374,12 +411,26 @@ pub fn job_prefix(dir: &Path) -> Vec<OsString> {
 
 /// Refuses termpilot's own write to `path` where a sandboxed process could not write.
 pub fn check_write(path: &Path) -> Result<()> {
-    server().map_or(Ok(()), |p| paths::check_write(p, path))
+    current().map_or(Ok(()), |p| paths::check_write(&p, path))
+}
+
+/// termpilot's own write of `path` for the agent, pinned (see [`pin`]) when the sandbox is on:
+/// refused where a sandboxed process could not write, and immune to links swapped in after
+/// the check. `None` when nothing is confined (write `path` as it is).
+pub fn pin_write(path: &Path, create_dirs: bool) -> Result<Option<pin::Pinned>> {
+    match current() {
+        #[cfg(target_os = "linux")]
+        Some(p) if p.active() => pin::for_write(&p, path, create_dirs).map(Some),
+        _ => {
+            let _ = (path, create_dirs);
+            Ok(None)
+        }
+    }
 }
 
 /// Refuses termpilot's own read of `path` inside a deny-read path.
 pub fn check_read(path: &Path) -> Result<()> {
-    server().map_or(Ok(()), |p| paths::check_read(p, path))
+    current().map_or(Ok(()), |p| paths::check_read(&p, path))
 }
 
 /// Removes the server's private temp dir (at shutdown; jobs keep their own).
