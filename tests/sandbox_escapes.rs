@@ -385,3 +385,221 @@ async fn a_symlink_flipping_process_never_gets_a_write_outside_the_roots() {
     );
     server.stop().await;
 }
+
+/// `successFile` is read by the server: a deny-read file is refused up front, and one a
+/// sandboxed command links to during the run is judged where the link leads, never matched.
+#[tokio::test]
+async fn success_files_obey_the_deny_read_paths() {
+    let f = Fixture::new();
+    let server = f.server(&["--sandbox", "workspace-write"]).await;
+    let secret = f.home.join(".ssh/id_test");
+    let e = server
+        .err(
+            "terminal_run",
+            json!({"cmd": "true", "successFile": secret, "successFilePattern": "^SECRET-KEY-abc"}),
+        )
+        .await;
+    assert!(e.contains("deny-read"), "{e}");
+    // The command itself plants a link in the write root; the server then reads the file.
+    let link = f.root.join("result.log");
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "ln", "args": ["-s", secret, &link], "cwd": f.root,
+                   "successFile": link, "successFilePattern": "^SECRET-KEY-abc"}),
+        )
+        .await;
+    assert_eq!(r["exitCode"], 0, "the link was made: {r}");
+    assert!(link.is_symlink());
+    assert_ne!(r["checks"]["successFile"]["matched"], true, "{r}");
+    assert_eq!(r["ok"], false, "{r}");
+    // The same link to a readable file does match: the check can pass.
+    std::fs::write(f.root.join("fine.log"), "SECRET-KEY-abc (a test line)\n").unwrap();
+    let ok_link = f.root.join("ok.log");
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "ln", "args": ["-s", f.root.join("fine.log"), &ok_link],
+                   "successFile": ok_link, "successFilePattern": "^SECRET-KEY-abc"}),
+        )
+        .await;
+    assert_eq!(r["checks"]["successFile"]["matched"], true, "{r}");
+    server.stop().await;
+}
+
+/// `terminal_stop`'s transcript lands only where a sandboxed process could write: never in
+/// `~/.bashrc` or outside the write roots, not through a link, and fine inside.
+#[tokio::test]
+async fn transcripts_obey_the_write_roots() {
+    let f = Fixture::new();
+    let bashrc = f.home.join(".bashrc");
+    std::fs::write(&bashrc, "# mine\n").unwrap();
+    std::os::unix::fs::symlink(&f.outside, f.root.join("out")).unwrap();
+    let server = f.server(&["--sandbox", "workspace-write"]).await;
+    for target in [
+        bashrc.clone(),
+        f.outside.join("t.txt"),
+        f.root.join("out/t.txt"),
+    ] {
+        let started = server.ok("terminal_start", json!({"shell": "bash"})).await;
+        let id = started["sessionId"].as_str().unwrap();
+        let e = server
+            .err(
+                "terminal_stop",
+                json!({"sessionId": id, "transcriptPath": target, "overwrite": true}),
+            )
+            .await;
+        assert!(e.contains("outside the write roots"), "{target:?}: {e}");
+        server.ok("terminal_stop", json!({"sessionId": id})).await;
+    }
+    assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "# mine\n");
+    assert!(std::fs::read_dir(&f.outside).unwrap().next().is_none());
+    let started = server.ok("terminal_start", json!({"shell": "bash"})).await;
+    let id = started["sessionId"].as_str().unwrap();
+    let inside = f.root.join("t.cast");
+    server
+        .ok(
+            "terminal_stop",
+            json!({"sessionId": id, "transcriptPath": inside}),
+        )
+        .await;
+    assert!(inside.is_file());
+    server.stop().await;
+}
+
+/// An Xvfb display for the screenshot test (killed when dropped).
+async fn xvfb() -> Option<(tokio::process::Child, String)> {
+    let spawned = tokio::process::Command::new("Xvfb")
+        .args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "320x200x24",
+            "-nolisten",
+            "tcp",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            common::procs::skip(&format!("Xvfb could not start ({e})"));
+            return None;
+        }
+    };
+    let mut line = String::new();
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
+    tokio::time::timeout(
+        common::TEST_TIMEOUT,
+        tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line),
+    )
+    .await
+    .expect("Xvfb ready in time")
+    .expect("Xvfb display number");
+    Some((child, format!(":{}", line.trim())))
+}
+
+/// `screenshot`'s `outputPath` obeys the write roots under the sandbox; its default folder is
+/// private (0700).
+#[tokio::test]
+async fn screenshots_obey_the_write_roots_and_default_to_a_private_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some((mut x, display)) = xvfb().await else {
+        return;
+    };
+    let f = Fixture::new();
+    let runtime = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(runtime.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut envs = f.envs();
+    envs.push(("DISPLAY", &display));
+    envs.push(("XDG_RUNTIME_DIR", runtime.path().to_str().unwrap()));
+    let root = f.root.to_str().unwrap();
+    let server = start_with(
+        Era::Initialize,
+        &["--writable", root, "--sandbox", "workspace-write"],
+        &envs,
+    )
+    .await;
+    let outside = f.outside.join("shot.png");
+    let e = server
+        .err(
+            "terminal_extra",
+            json!({"tool": "screenshot", "args": {"outputPath": outside}}),
+        )
+        .await;
+    assert!(e.contains("outside the write roots"), "{e}");
+    assert!(!outside.exists());
+    let inside = f.root.join("shots/shot.png");
+    let r = server
+        .extra("screenshot", json!({"outputPath": inside}))
+        .await;
+    assert!(inside.is_file(), "{r}");
+    let r = server.extra("screenshot", json!({})).await;
+    let default = PathBuf::from(r["path"].as_str().unwrap());
+    let mode = std::fs::metadata(default.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700, "{}", default.display());
+    server.stop().await;
+    let _ = x.start_kill();
+    let _ = x.wait().await;
+}
+
+/// The HTTP token file termpilot writes is denied to every sandboxed process and to the file
+/// tools, wherever it is.
+#[tokio::test]
+async fn the_http_token_file_is_unreadable_from_the_sandbox() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    let runtime = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(runtime.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut envs = f.envs();
+    envs.push(("XDG_RUNTIME_DIR", runtime.path().to_str().unwrap()));
+    let root = f.root.to_str().unwrap();
+    let mut http = common::http::spawn(
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--writable",
+            root,
+            "--sandbox",
+            "workspace-write",
+        ],
+        &envs,
+    )
+    .await;
+    let line = tokio::time::timeout(common::TEST_TIMEOUT, http.stderr.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let path = line
+        .strip_prefix("termpilot: token written to ")
+        .and_then(|l| l.split(" (").next())
+        .unwrap_or_else(|| panic!("no token file line: {line}"))
+        .to_string();
+    let token = std::fs::read_to_string(&path).unwrap().trim().to_string();
+    http.token = token.clone();
+    let client = http.client(Era::Initialize).await;
+    let r = client
+        .ok("terminal_run", json!({"cmd": "cat", "args": [path]}))
+        .await;
+    assert_ne!(r["exitCode"], 0, "{r}");
+    assert!(!r.to_string().contains(&token), "the token leaked: {r}");
+    let started = client.ok("terminal_start", json!({"shell": "bash"})).await;
+    let id = started["sessionId"].as_str().unwrap();
+    let out = common::exec(&client, id, &format!("cat {path}")).await;
+    assert!(!out.to_string().contains(&token), "the token leaked: {out}");
+    let e = client
+        .err(
+            "terminal_extra",
+            json!({"tool": "grep_files", "args": {"pattern": ".", "path": path}}),
+        )
+        .await;
+    assert!(e.contains("deny-read"), "{e}");
+    client.stop().await;
+    http.terminate().await;
+}

@@ -33,6 +33,8 @@ pub mod pin {
         }
     }
 }
+#[cfg(target_os = "linux")]
+mod reads;
 #[cfg(unix)]
 pub mod sealed;
 
@@ -426,6 +428,15 @@ pub fn pin_write(path: &Path, create_dirs: bool) -> Result<Option<pin::Pinned>> 
             Ok(None)
         }
     }
+}
+
+/// `path` opened for termpilot's own read for the agent: under the sandbox the file actually
+/// opened is judged against the deny-read paths (race-free, see `reads.rs`).
+pub fn open_read(path: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(target_os = "linux")]
+    return reads::open(current().as_ref(), path);
+    #[cfg(not(target_os = "linux"))]
+    return std::fs::File::open(path);
 }
 
 /// Refuses termpilot's own read of `path` inside a deny-read path.
