@@ -603,3 +603,43 @@ async fn the_http_token_file_is_unreadable_from_the_sandbox() {
     client.stop().await;
     http.terminate().await;
 }
+
+/// A job whose logs lie in a write root (the state dir inside it) swaps its log for a link to
+/// a secret: the server, reading the log for the agent, never shows what the link leads to.
+#[tokio::test]
+async fn a_job_cannot_swap_its_log_for_a_secret() {
+    let f = Fixture::new();
+    let state = f.root.join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let mut envs = f.envs();
+    envs.push(("TERMPILOT_STATE_DIR", state.to_str().unwrap()));
+    let root = f.root.to_str().unwrap();
+    let server = start_with(
+        Era::Initialize,
+        &["--writable", root, "--sandbox", "workspace-write"],
+        &envs,
+    )
+    .await;
+    let secret = f.home.join(".ssh/id_test");
+    let command = format!(
+        "for d in {}/jobs/*/; do ln -sf {} \"$d/combined.log\"; ln -sf {} \"$d/stdout.log\"; done; echo swapped",
+        state.display(),
+        secret.display(),
+        secret.display()
+    );
+    let job = server.extra("job_start", json!({"command": command})).await;
+    let _job = common::procs::JobGuard::of(&job);
+    let id = job["jobId"].as_str().unwrap().to_string();
+    let r = server
+        .extra("job_wait", json!({"jobId": id, "timeoutMs": 30000}))
+        .await;
+    let links = std::fs::read_dir(state.join("jobs"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().join("combined.log").is_symlink())
+        .count();
+    assert_eq!(links, 1, "the job swapped its log: {r}");
+    assert!(!r.to_string().contains("SECRET-KEY"), "{r}");
+    let s = server.extra("job_status", json!({"jobId": id})).await;
+    assert!(!s.to_string().contains("SECRET-KEY"), "{s}");
+    server.stop().await;
+}
