@@ -328,6 +328,7 @@ pub fn tokio_command(program: &str) -> tokio::process::Command {
 }
 
 /// True when `program` and its first argument start the sandbox wrapper.
+#[cfg(unix)]
 fn is_wrapper(program: &std::ffi::OsStr, first: Option<&std::ffi::OsStr>) -> bool {
     program == "/proc/self/exe" && first.is_some_and(|a| a == WRAPPER_ARG)
 }
