@@ -643,3 +643,58 @@ async fn a_job_cannot_swap_its_log_for_a_secret() {
     assert!(!s.to_string().contains("SECRET-KEY"), "{s}");
     server.stop().await;
 }
+
+/// A job's unconfined `sh` wrapper runs `tee` and `mkfifo`: a program of that name planted in a
+/// PATH folder inside a write root is never the one it runs, and the job still gets its PATH.
+#[tokio::test]
+async fn a_job_wrapper_runs_no_program_planted_on_path() {
+    let f = Fixture::new();
+    let bin = f.root.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let marker = f.outside.join("planted-ran");
+    for name in ["tee", "mkfifo"] {
+        let planted = bin.join(name);
+        std::fs::write(
+            &planted,
+            format!(
+                "#!/bin/sh\necho ran >> {}\nexec /usr/bin/{name} \"$@\"\n",
+                marker.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(
+            &planted,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let mut envs = f.envs();
+    envs.push(("PATH", &path));
+    let root = f.root.to_str().unwrap();
+    let server = start_with(
+        Era::Initialize,
+        &["--writable", root, "--sandbox", "workspace-write"],
+        &envs,
+    )
+    .await;
+    let job = server
+        .extra("job_start", json!({"command": "echo \"path=$PATH\""}))
+        .await;
+    let _job = common::procs::JobGuard::of(&job);
+    let r = server
+        .extra(
+            "job_wait",
+            json!({"jobId": job["jobId"], "timeoutMs": 30000}),
+        )
+        .await;
+    assert!(
+        r["outputTail"].as_str().unwrap().contains(&path),
+        "the job kept its PATH: {r}"
+    );
+    assert!(
+        !marker.exists(),
+        "a planted program ran outside the sandbox"
+    );
+    server.stop().await;
+}

@@ -350,8 +350,8 @@ pub fn seal_tokio(cmd: &mut tokio::process::Command) {
 }
 
 /// As [`seal_tokio`], for a job's detached `sh` wrapper when jobs are sandboxed: `sh` keeps
-/// the server's own environment (no caller sets a job's), and carries the sealed copy the
-/// sandbox wrapper it starts will apply.
+/// the server's own environment (no caller sets a job's) but a system-only PATH, and carries
+/// the sealed copy the sandbox wrapper it starts will apply.
 #[cfg(unix)]
 pub fn seal_job(cmd: &mut tokio::process::Command) {
     if policy_for(None).is_none() {
@@ -359,7 +359,15 @@ pub fn seal_job(cmd: &mut tokio::process::Command) {
     }
     let env = sealed::inherited_with(cmd.as_std().get_envs());
     cmd.envs(sealed::encode(&env));
+    // The unconfined `sh` finds `tee` and `mkfifo` on PATH: only in the system's folders, never
+    // in one a sandboxed process could plant a program in (`~/.local/bin` under `--writable ~`).
+    // The job's own PATH is in the sealed copy.
+    cmd.env("PATH", JOB_WRAPPER_PATH);
 }
+
+/// PATH of a sandboxed job's unconfined `sh` wrapper.
+#[cfg(unix)]
+const JOB_WRAPPER_PATH: &str = "/usr/bin:/bin";
 
 /// As [`seal_tokio`], for a session's command made by [`pty_command`].
 #[cfg(unix)]
