@@ -698,3 +698,44 @@ async fn a_job_wrapper_runs_no_program_planted_on_path() {
     );
     server.stop().await;
 }
+
+/// A job starts through the termpilot binary's path (it outlives the server): when that file
+/// lies in a write root, where a sandboxed process could replace it, sandboxed jobs are
+/// refused with a sentence and nothing is left behind; one-shots still run.
+#[tokio::test]
+async fn jobs_are_refused_when_the_binary_lies_in_a_write_root() {
+    let f = Fixture::new();
+    let copy = f.root.join("termpilot");
+    if std::fs::hard_link(common::BIN, &copy).is_err() {
+        std::fs::copy(common::BIN, &copy).unwrap();
+    }
+    let state = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(&copy);
+    cmd.args([
+        "--writable",
+        f.root.to_str().unwrap(),
+        "--sandbox",
+        "workspace-write",
+    ])
+    .env("TERMPILOT_STATE_DIR", state.path())
+    .env("TERMPILOT_SHELL", "/bin/sh")
+    .envs(f.envs())
+    .kill_on_drop(true);
+    let server = common::compat::start_command(cmd).await;
+    let e = server
+        .err(
+            "terminal_extra",
+            json!({"tool": "job_start", "args": {"command": "true"}}),
+        )
+        .await;
+    assert!(
+        e.contains("lies where sandboxed processes can write"),
+        "{e}"
+    );
+    let jobs = state.path().join("jobs");
+    let left = std::fs::read_dir(&jobs).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(left, 0, "a job directory was left behind");
+    let r = server.ok("terminal_run", json!({"cmd": "true"})).await;
+    assert_eq!(r["exitCode"], 0, "{r}");
+    server.stop().await;
+}

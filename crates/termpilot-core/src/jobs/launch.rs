@@ -87,12 +87,13 @@ pub fn spawn(dir: &Path, cwd: &Path, command: &ShellCommand) -> Result<i32> {
             e,
         )
     })?;
+    let prefix = crate::sandbox::job_prefix(dir)?;
     let mut cmd = tokio::process::Command::new("/bin/sh");
     cmd.arg("-c")
         .arg(WRAPPER)
         .arg("termpilot-job")
         .arg(dir)
-        .args(crate::sandbox::job_prefix(dir))
+        .args(prefix)
         .arg(&command.program)
         .args(&command.args)
         .current_dir(cwd)

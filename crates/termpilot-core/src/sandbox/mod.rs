@@ -408,16 +408,23 @@ pub fn pty_command(program: &Path, env: &[(String, String)]) -> portable_pty::Co
 
 /// What a job's wrapper puts before the job's own argv: the sandbox wrapper (by the server
 /// binary's path, the job outlives the server) with the job's own temp dir `dir/tmp`.
-/// Empty when jobs are not sandboxed.
-pub fn job_prefix(dir: &Path) -> Vec<OsString> {
+/// Empty when jobs are not sandboxed. Refused when that binary lies where a sandboxed process
+/// could replace it: the job's unconfined wrapper would start the replacement.
+pub fn job_prefix(dir: &Path) -> Result<Vec<OsString>> {
     let Some(mut p) = policy_for(None) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     p.tmp = dir.join("tmp");
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"));
+    if paths::check_write(&p, &exe).is_ok() {
+        return Err(Error::InvalidInput(format!(
+            "Jobs cannot start sandboxed while the termpilot binary `{}` lies where sandboxed processes can write (a job outlives the server and starts through that file); ask the person running termpilot to install it outside the write roots, or use terminal_run or a session instead.",
+            exe.display()
+        )));
+    }
     let mut a = vec![exe.into_os_string()];
     a.extend(wrapper_args(&p));
-    a
+    Ok(a)
 }
 
 /// Refuses termpilot's own write to `path` where a sandboxed process could not write.
