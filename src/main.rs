@@ -209,7 +209,7 @@ fn serve(
         }
         None => mcp::tools::all(),
     };
-    termpilot_core::sandbox::install(&config.sandbox, config.cwd.as_deref(), &config.state_dir)
+    termpilot_core::sandbox::install(&config.sandbox, config.cwd.as_deref())
         .map_err(anyhow::Error::msg)?;
     let registry =
         mcp::registry::Registry::build(tools, &config.surface).map_err(anyhow::Error::msg)?;

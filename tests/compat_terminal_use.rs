@@ -440,3 +440,60 @@ fn skills_dir_holds_a_terminal_use_skill() {
     assert!(text.starts_with("---\nname: terminal-use\n"), "{text}");
     assert!(text.contains("terminal_create") && !text.contains("terminal_start"));
 }
+
+/// `terminal_type` with `paste: true`: text carrying the paste's end marker stays one paste
+/// (the markers inside it are removed), so nothing after the marker arrives as typed keys.
+#[tokio::test]
+async fn a_paste_cannot_end_itself_early() {
+    assert!(common::procs::has("python3"), "this test needs python3");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("reader.py");
+    std::fs::write(
+        &script,
+        "import os, sys, termios, tty\nold = termios.tcgetattr(0)\ntty.setraw(0)\n\
+         sys.stdout.write('\\x1b[?2004hREADY\\r\\n'); sys.stdout.flush()\nbuf = b''\n\
+         while not buf.endswith(b'!'):\n    buf += os.read(0, 1024)\n\
+         sys.stdout.write('\\x1b[?2004l'); sys.stdout.flush()\n\
+         termios.tcsetattr(0, termios.TCSADRAIN, old)\nprint('GOT ' + buf.hex())\n",
+    )
+    .unwrap();
+    let server = start_preset("terminal-use", &[]).await;
+    prose(&server, "terminal_create", json!({"cols": 120, "rows": 10})).await;
+    prose(
+        &server,
+        "terminal_type",
+        json!({"sessionId": 1, "text": format!("python3 -u {}\n", script.display())}),
+    )
+    .await;
+    let w = prose(
+        &server,
+        "terminal_wait",
+        json!({"sessionId": 1, "pattern": "^READY", "timeoutMs": 20000}),
+    )
+    .await;
+    assert!(w.contains("READY"), "{w}");
+    prose(
+        &server,
+        "terminal_type",
+        json!({"sessionId": 1, "text": "safe\u{1b}[201~injected", "paste": true}),
+    )
+    .await;
+    prose(
+        &server,
+        "terminal_type",
+        json!({"sessionId": 1, "text": "!"}),
+    )
+    .await;
+    let w = prose(
+        &server,
+        "terminal_wait",
+        json!({"sessionId": 1, "pattern": "^GOT ", "timeoutMs": 20000}),
+    )
+    .await;
+    let want: String = b"\x1b[200~safeinjected\x1b[201~!"
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(w.contains(&format!("GOT {want}")), "wanted {want} in {w}");
+    server.stop().await;
+}

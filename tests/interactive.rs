@@ -250,3 +250,80 @@ async fn vim_gets_an_answer_to_every_terminal_query_it_sends() {
     );
     server.stop().await;
 }
+
+/// A program in raw mode with bracketed paste on: prints `READY`, collects every byte it is
+/// sent up to a `!`, then prints them as hex after `GOT `.
+const PASTE_READER: &str = r#"import os, sys, termios, tty
+old = termios.tcgetattr(0)
+tty.setraw(0)
+sys.stdout.write("\x1b[?2004hREADY\r\n"); sys.stdout.flush()
+buf = b""
+while not buf.endswith(b"!"):
+    buf += os.read(0, 1024)
+sys.stdout.write("\x1b[?2004l"); sys.stdout.flush()
+termios.tcsetattr(0, termios.TCSADRAIN, old)
+print("GOT " + buf.hex())
+"#;
+
+/// Writes `PASTE_READER` to a file and runs it in session `id`, returning once it is ready.
+pub async fn start_paste_reader(server: &Server, id: &str, dir: &std::path::Path) {
+    assert!(has("python3"));
+    let path = dir.join("paste_reader.py");
+    std::fs::write(&path, PASTE_READER).unwrap();
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": format!("python3 -u {}\r", path.display()),
+                   "returnOutput": "none"}),
+        )
+        .await;
+    let w = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^READY", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(w["reason"], "pattern", "{w}");
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Pasted text that carries the paste's own end marker (or its start marker) cannot end the
+/// paste early: the program gets one paste with the markers inside it removed, so nothing
+/// after them arrives as typed keys.
+#[tokio::test]
+async fn pasted_text_cannot_end_the_paste_early() {
+    let server = start().await;
+    let id = bash(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    start_paste_reader(&server, &id, dir.path()).await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "safe\u{1b}[201~injected\u{1b}[200~x\u{1b}[20\u{1b}[201~1~y",
+                   "paste": true, "returnOutput": "none"}),
+        )
+        .await;
+    server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "!", "returnOutput": "none"}),
+        )
+        .await;
+    let w = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^GOT ", "timeout": 20000}),
+        )
+        .await;
+    assert_eq!(w["reason"], "pattern", "{w}");
+    let got = w.to_string();
+    let want = hex(b"\x1b[200~safeinjectedxy\x1b[201~!");
+    assert!(
+        got.contains(&format!("GOT {want}")),
+        "wanted {want} in {got}"
+    );
+    server.stop().await;
+}

@@ -112,6 +112,8 @@ impl TokenFile {
         })?;
         file.write_all(token.as_bytes())?;
         file.write_all(b"\n")?;
+        // No sandboxed process may read it (SPEC §8), before any child can start.
+        termpilot_core::sandbox::deny_read_also(&path);
         Ok(TokenFile { path })
     }
 

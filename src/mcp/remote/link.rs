@@ -63,6 +63,7 @@ impl Link {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        termpilot_core::sandbox::seal_tokio(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| {
             ToolError::new(format!(
                 "`{target}` is reached through `{program}`, which could not be started here ({e}); install it or put it on PATH."

@@ -47,7 +47,7 @@ impl Provider for JobLogs {
 
 /// The last [`MAX_LOG`] bytes of a file, as text (invalid UTF-8 replaced).
 fn tail(path: &str) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
+    let mut file = termpilot_core::sandbox::open_read(std::path::Path::new(path))?;
     let len = file.metadata()?.len();
     if len > MAX_LOG {
         file.seek(SeekFrom::Start(len - MAX_LOG))?;

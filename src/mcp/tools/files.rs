@@ -97,7 +97,17 @@ async fn write_file(ctx: ToolCtx, p: WriteParams) -> Result<WriteResult, ToolErr
         create_dirs: p.create_dirs,
         break_links: p.break_links,
     };
-    let w = blocking(move || write::write(&target, &bytes, opts)).await?;
+    let w = blocking(move || {
+        // Under the sandbox the file's folder is held open from the check to the write.
+        let pinned = termpilot_core::sandbox::pin_write(&target, opts.create_dirs)?;
+        let at = pinned.as_ref().map(|p| p.at());
+        let pin = pinned
+            .as_ref()
+            .zip(at.as_deref())
+            .map(|(p, at)| write::Pin { at, real: p.real() });
+        write::write_at(&target, pin, &bytes, opts)
+    })
+    .await?;
     Ok(WriteResult {
         success: true,
         path: w.path.display().to_string(),
@@ -135,8 +145,15 @@ async fn edit_file(_ctx: ToolCtx, p: EditParams) -> Result<EditResult, ToolError
     let target = path::resolve(&p.path, None)?;
     termpilot_core::sandbox::check_write(&target)?;
     let e = blocking(move || {
-        edit::edit(
+        let pinned = termpilot_core::sandbox::pin_write(&target, false)?;
+        let at = pinned.as_ref().map(|p| p.at());
+        let pin = pinned
+            .as_ref()
+            .zip(at.as_deref())
+            .map(|(p, at)| write::Pin { at, real: p.real() });
+        edit::edit_at(
             &target,
+            pin,
             &p.old_text,
             &p.new_text,
             p.replace_all,

@@ -369,6 +369,11 @@ pub(crate) async fn run(ctx: ToolCtx, p: RunParams) -> Result<RunResult, ToolErr
         _ => None,
     };
     let dir = run_dir(&ctx, p.cwd.clone());
+    if let Some(file) = &p.success_file {
+        // The server reads it for the agent: a deny-read path is refused before anything runs
+        // (and the read itself is judged again on the file opened).
+        termpilot_core::sandbox::check_read(&shown_dir(&dir).join(file))?;
+    }
     let mut spec = if p.shell {
         // `cmd` is shell text; each of `args` is one word, quoted for the shell.
         let shell = Shell::one_shot();

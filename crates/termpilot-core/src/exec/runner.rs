@@ -121,6 +121,8 @@ pub async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
     .stderr(Stdio::piped())
     .kill_on_drop(true);
     own_group(&mut cmd);
+    #[cfg(unix)]
+    crate::sandbox::seal_tokio(&mut cmd);
 
     let started = Instant::now();
     let mut child = super::spawner::spawn(cmd)

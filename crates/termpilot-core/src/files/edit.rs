@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use std::io::Read;
 
-use super::write::{check_links, replace, target_of};
+use super::write::{Pin, check_links, pinned_target, replace, target_of};
 use crate::error::{Error, Fault, Result};
 
 /// What an edit did.
@@ -30,10 +30,25 @@ pub fn edit(
     replace_all: bool,
     break_links: bool,
 ) -> Result<Edited> {
+    edit_at(path, None, old, new, replace_all, break_links)
+}
+
+/// As [`edit`], through `pin` when there is one (see [`Pin`]).
+pub fn edit_at(
+    path: &Path,
+    pin: Option<Pin<'_>>,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+    break_links: bool,
+) -> Result<Edited> {
     if old.is_empty() {
         return Err(Fault::EditEmptyText.into());
     }
-    let (target, meta) = target_of(path)?;
+    let (target, meta) = match pin {
+        Some(pin) => pinned_target(path, pin.at)?,
+        None => target_of(path)?,
+    };
     let Some(meta) = meta else {
         return Err(Fault::EditMissingFile { path: path.into() }.into());
     };
@@ -79,7 +94,7 @@ pub fn edit(
     };
     replace(&target, updated.as_bytes(), Some(&meta))?;
     Ok(Edited {
-        path: target,
+        path: pin.map_or(target, |p| p.real.to_path_buf()),
         replacements: count,
     })
 }

@@ -149,7 +149,12 @@ fn search<M: Matcher>(
         }
         let remaining = opts.max_results - result.matches.len();
         let mut sink = FileSink::new(entry.path(), opts.context_lines, remaining);
-        let searched = searcher.search_path(matcher, entry.path(), &mut sink);
+        // Judged again on the file actually opened: a link swapped in since the walk saw
+        // the entry cannot lead into a deny-read path.
+        let searched = match crate::sandbox::open_read(entry.path()) {
+            Ok(file) => searcher.search_file(matcher, &file, &mut sink),
+            Err(e) => Err(e),
+        };
         if let Some(reason) = failure() {
             return Err(Error::InvalidInput(format!(
                 "`{}` is too costly to match on {} ({reason}); simplify the pattern.",

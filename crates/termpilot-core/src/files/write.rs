@@ -38,9 +38,31 @@ pub struct WriteOptions {
     pub break_links: bool,
 }
 
+/// A file's place held open by the sandbox (`sandbox::pin_write`): every operation goes
+/// through `at` (`/proc/self/fd/<folder>/<name>`) and a symlink there is refused, never
+/// followed; `real` is the path results name.
+#[derive(Debug, Clone, Copy)]
+pub struct Pin<'a> {
+    pub at: &'a Path,
+    pub real: &'a Path,
+}
+
 /// Writes `bytes` to the absolute `path`: replaced atomically, or appended.
 pub fn write(path: &Path, bytes: &[u8], opts: WriteOptions) -> Result<Written> {
-    let (target, existing) = target_of(path)?;
+    write_at(path, None, bytes, opts)
+}
+
+/// As [`write`], through `pin` when there is one.
+pub fn write_at(
+    path: &Path,
+    pin: Option<Pin<'_>>,
+    bytes: &[u8],
+    opts: WriteOptions,
+) -> Result<Written> {
+    let (target, existing) = match pin {
+        Some(pin) => pinned_target(path, pin.at)?,
+        None => target_of(path)?,
+    };
     if let Some(meta) = &existing
         && !opts.append
     {
@@ -79,9 +101,9 @@ pub fn write(path: &Path, bytes: &[u8], opts: WriteOptions) -> Result<Written> {
     } else {
         replace(&target, bytes, existing.as_ref())?;
     }
-    let size = fs::metadata(&target).map(|m| m.len()).unwrap_or(0);
+    let size = fs::symlink_metadata(&target).map(|m| m.len()).unwrap_or(0);
     Ok(Written {
-        path: target,
+        path: pin.map_or(target, |p| p.real.to_path_buf()),
         bytes_written: bytes.len() as u64,
         size,
         created: existing.is_none(),
@@ -154,6 +176,42 @@ pub(crate) fn target_of(path: &Path) -> Result<(PathBuf, Option<fs::Metadata>)> 
     }
     refuse_pseudo(&target)?;
     Ok((target, Some(meta)))
+}
+
+/// As [`target_of`] for a pinned place `at` (messages name `path`): a symlink there means the
+/// path changed since it was judged, and is refused rather than followed.
+pub(crate) fn pinned_target(path: &Path, at: &Path) -> Result<(PathBuf, Option<fs::Metadata>)> {
+    let meta = match fs::symlink_metadata(at) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            refuse_pseudo(at)?;
+            return Ok((at.to_path_buf(), None));
+        }
+        Err(e) => {
+            return Err(Error::io(
+                format!("Could not inspect `{}`", path.display()),
+                "Check the path and its permissions",
+                e,
+            ));
+        }
+    };
+    if meta.file_type().is_symlink() {
+        return Err(Error::InvalidInput(format!(
+            "`{}` became a symlink while it was being written; nothing was written, check the path and try again.",
+            path.display()
+        )));
+    }
+    if meta.is_dir() {
+        return Err(Error::InvalidInput(format!(
+            "`{}` is a directory; pass the path of a file.",
+            path.display()
+        )));
+    }
+    if !meta.is_file() {
+        return Err(not_regular(path, &meta.file_type()));
+    }
+    refuse_pseudo(at)?;
+    Ok((at.to_path_buf(), Some(meta)))
 }
 
 /// A file with other hard links is refused unless `break_links`.

@@ -87,12 +87,13 @@ pub fn spawn(dir: &Path, cwd: &Path, command: &ShellCommand) -> Result<i32> {
             e,
         )
     })?;
+    let prefix = crate::sandbox::job_prefix(dir)?;
     let mut cmd = tokio::process::Command::new("/bin/sh");
     cmd.arg("-c")
         .arg(WRAPPER)
         .arg("termpilot-job")
         .arg(dir)
-        .args(crate::sandbox::job_prefix(dir))
+        .args(prefix)
         .arg(&command.program)
         .args(&command.args)
         .current_dir(cwd)
@@ -101,6 +102,7 @@ pub fn spawn(dir: &Path, cwd: &Path, command: &ShellCommand) -> Result<i32> {
         .stderr(std::process::Stdio::null())
         .envs(CHILD_ENV.iter().copied())
         .kill_on_drop(false);
+    crate::sandbox::seal_job(&mut cmd);
     // SAFETY: setsid(2) is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
         cmd.pre_exec(|| {

@@ -12,8 +12,31 @@
 //! Linux only (Landlock, seccomp, mount namespaces); elsewhere `--sandbox` is refused.
 
 mod paths;
+#[cfg(target_os = "linux")]
+pub mod pin;
 mod plan;
 pub mod policy;
+/// No sandbox on this system, so nothing is ever pinned.
+#[cfg(not(target_os = "linux"))]
+pub mod pin {
+    use std::path::{Path, PathBuf};
+
+    #[derive(Debug)]
+    pub enum Pinned {}
+
+    impl Pinned {
+        pub fn real(&self) -> &Path {
+            match *self {}
+        }
+        pub fn at(&self) -> PathBuf {
+            match *self {}
+        }
+    }
+}
+#[cfg(target_os = "linux")]
+mod reads;
+#[cfg(unix)]
+pub mod sealed;
 
 #[cfg(all(
     target_os = "linux",
@@ -58,6 +81,32 @@ pub const SUPPORTED: bool = cfg!(all(
 /// The server's policy, set once by [`install`].
 static SERVER: OnceLock<Policy> = OnceLock::new();
 
+/// termpilot's own secrets made after [`install`] (the HTTP token file): denied to every
+/// sandboxed process and to the file tools, whatever `--deny-read` says.
+static OWN_SECRETS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Adds `path` (a file termpilot just wrote, such as the HTTP token) to what no sandboxed
+/// process may read; children started from now on are denied it.
+pub fn deny_read_also(path: &Path) {
+    let real = paths::resolve(&absolute(path));
+    let mut own = OWN_SECRETS.lock().unwrap_or_else(|e| e.into_inner());
+    if !own.contains(&real) {
+        own.push(real);
+    }
+}
+
+/// The server's policy with termpilot's own secrets added to its deny-read paths.
+fn current() -> Option<Policy> {
+    let mut p = server()?.clone();
+    let own = OWN_SECRETS.lock().unwrap_or_else(|e| e.into_inner());
+    for path in own.iter() {
+        if !p.deny_read.contains(path) {
+            p.deny_read.push(path.clone());
+        }
+    }
+    Some(p)
+}
+
 /// The server's policy (mode `off` when it has none, or before [`install`]).
 pub fn server() -> Option<&'static Policy> {
     SERVER.get()
@@ -69,13 +118,9 @@ pub fn server_mode() -> Mode {
 }
 
 /// Resolves `settings` (write roots default to `cwd`, deny-read paths to the secrets under
-/// `$HOME` and the token file in `state_dir`), checks the kernel can enforce them, and makes
+/// `$HOME`; the HTTP token file is added by [`deny_read_also`] once written), checks the kernel can enforce them, and makes
 /// them the server's policy. The error is one sentence for the person starting termpilot.
-pub fn install(
-    settings: &Settings,
-    cwd: Option<&Path>,
-    state_dir: &Path,
-) -> std::result::Result<(), String> {
+pub fn install(settings: &Settings, cwd: Option<&Path>) -> std::result::Result<(), String> {
     if settings.mode == Mode::Off && settings.network == Some(Network::Off) {
         return Err("--network off needs --sandbox read-only or workspace-write; add one of them, or drop --network off.".into());
     }
@@ -85,7 +130,7 @@ pub fn install(
             settings.mode.as_str()
         ));
     }
-    let policy = resolve(settings, cwd, state_dir)?;
+    let policy = resolve(settings, cwd)?;
     if policy.active() {
         verify(&policy)?;
         tracing::info!(mode = policy.mode.as_str(), network = policy.network.as_str(), roots = ?policy.write_roots, "sandbox on");
@@ -94,11 +139,7 @@ pub fn install(
     Ok(())
 }
 
-fn resolve(
-    settings: &Settings,
-    cwd: Option<&Path>,
-    state_dir: &Path,
-) -> std::result::Result<Policy, String> {
+fn resolve(settings: &Settings, cwd: Option<&Path>) -> std::result::Result<Policy, String> {
     let mut roots = settings.writable.clone();
     if roots.is_empty() {
         let here = match cwd {
@@ -126,7 +167,7 @@ fn resolve(
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
-        policy::default_deny_read(home.as_deref(), state_dir)
+        policy::default_deny_read(home.as_deref())
     } else {
         settings.deny_read.clone()
     };
@@ -183,6 +224,8 @@ fn verify(policy: &Policy) -> std::result::Result<(), String> {
         .arg(WRAPPER_ARG)
         .args(policy.to_args())
         .arg(wrapper::PROBE)
+        .env_clear()
+        .envs(sealed::encode(&[]))
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| format!("cannot start the sandbox self-test ({e})"))?;
@@ -211,7 +254,7 @@ fn verify(_policy: &Policy) -> std::result::Result<(), String> {
 /// The policy for a child of a session whose env asks for `TERMPILOT_SANDBOX`, or of a
 /// one-shot (no request): `None` when nothing is confined.
 fn policy_for(requested: Option<Mode>) -> Option<Policy> {
-    let base = server()?;
+    let base = current()?;
     let p = match requested {
         Some(mode) => base.tightened(mode),
         None => base.clone(),
@@ -284,6 +327,72 @@ pub fn tokio_command(program: &str) -> tokio::process::Command {
     }
 }
 
+/// True when `program` and its first argument start the sandbox wrapper.
+#[cfg(unix)]
+fn is_wrapper(program: &std::ffi::OsStr, first: Option<&std::ffi::OsStr>) -> bool {
+    program == "/proc/self/exe" && first.is_some_and(|a| a == WRAPPER_ARG)
+}
+
+/// Seals the environment of a command made by [`tokio_command`], once everything else is
+/// set and just before it is spawned: when it starts the wrapper, the wrapper's own
+/// environment becomes the sealed form of what the program should get (see [`sealed`]), so
+/// nothing the caller put in it (`LD_PRELOAD`, …) acts before the sandbox is applied. Assumes
+/// the command inherits the server's environment (no `env_clear`). Does nothing otherwise.
+#[cfg(unix)]
+pub fn seal_tokio(cmd: &mut tokio::process::Command) {
+    let std = cmd.as_std();
+    if !is_wrapper(std.get_program(), std.get_args().next()) {
+        return;
+    }
+    let env = sealed::inherited_with(std.get_envs());
+    cmd.env_clear();
+    cmd.envs(sealed::encode(&env));
+}
+
+/// As [`seal_tokio`], for a job's detached `sh` wrapper when jobs are sandboxed: `sh` keeps
+/// the server's own environment (no caller sets a job's) but a system-only PATH, and carries
+/// the sealed copy the sandbox wrapper it starts will apply.
+#[cfg(unix)]
+pub fn seal_job(cmd: &mut tokio::process::Command) {
+    if policy_for(None).is_none() {
+        return;
+    }
+    let env = sealed::inherited_with(cmd.as_std().get_envs());
+    cmd.envs(sealed::encode(&env));
+    // The unconfined `sh` finds `tee` and `mkfifo` on PATH: only in the system's folders, never
+    // in one a sandboxed process could plant a program in (`~/.local/bin` under `--writable ~`).
+    // The job's own PATH is in the sealed copy.
+    cmd.env("PATH", JOB_WRAPPER_PATH);
+}
+
+/// PATH of a sandboxed job's unconfined `sh` wrapper.
+#[cfg(unix)]
+const JOB_WRAPPER_PATH: &str = "/usr/bin:/bin";
+
+/// As [`seal_tokio`], for a session's command made by [`pty_command`].
+#[cfg(unix)]
+pub fn seal_pty(cmd: &mut portable_pty::CommandBuilder) {
+    let argv = cmd.get_argv();
+    if !is_wrapper(&argv[0], argv.get(1).map(OsString::as_os_str)) {
+        return;
+    }
+    let mut keys: std::collections::BTreeSet<OsString> =
+        std::env::vars_os().map(|(k, _)| k).collect();
+    keys.extend(cmd.iter_full_env_as_str().map(|(k, _)| OsString::from(k)));
+    let mut env: Vec<(OsString, OsString)> = keys
+        .into_iter()
+        .filter_map(|k| cmd.get_env(&k).map(|v| (k.clone(), v.to_os_string())))
+        .collect();
+    if cmd.get_env("SHELL").is_none() {
+        // What portable-pty would have set.
+        env.push(("SHELL".into(), cmd.get_shell().into()));
+    }
+    cmd.env_clear();
+    for (k, v) in sealed::encode(&env) {
+        cmd.env(k, v);
+    }
+}
+
 /// A session's command for its shell `program` (the session's `env` may tighten the mode).
 pub fn pty_command(program: &Path, env: &[(String, String)]) -> portable_pty::CommandBuilder {
     match policy_for(requested_in(env)) {
@@ -299,26 +408,56 @@ pub fn pty_command(program: &Path, env: &[(String, String)]) -> portable_pty::Co
 
 /// What a job's wrapper puts before the job's own argv: the sandbox wrapper (by the server
 /// binary's path, the job outlives the server) with the job's own temp dir `dir/tmp`.
-/// Empty when jobs are not sandboxed.
-pub fn job_prefix(dir: &Path) -> Vec<OsString> {
+/// Empty when jobs are not sandboxed. Refused when that binary lies where a sandboxed process
+/// could replace it: the job's unconfined wrapper would start the replacement.
+pub fn job_prefix(dir: &Path) -> Result<Vec<OsString>> {
     let Some(mut p) = policy_for(None) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     p.tmp = dir.join("tmp");
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"));
+    if paths::check_write(&p, &exe).is_ok() {
+        return Err(Error::InvalidInput(format!(
+            "Jobs cannot start sandboxed while the termpilot binary `{}` lies where sandboxed processes can write (a job outlives the server and starts through that file); ask the person running termpilot to install it outside the write roots, or use terminal_run or a session instead.",
+            exe.display()
+        )));
+    }
     let mut a = vec![exe.into_os_string()];
     a.extend(wrapper_args(&p));
-    a
+    Ok(a)
 }
 
 /// Refuses termpilot's own write to `path` where a sandboxed process could not write.
 pub fn check_write(path: &Path) -> Result<()> {
-    server().map_or(Ok(()), |p| paths::check_write(p, path))
+    current().map_or(Ok(()), |p| paths::check_write(&p, path))
+}
+
+/// termpilot's own write of `path` for the agent, pinned (see [`pin`]) when the sandbox is on:
+/// refused where a sandboxed process could not write, and immune to links swapped in after
+/// the check. `None` when nothing is confined (write `path` as it is).
+pub fn pin_write(path: &Path, create_dirs: bool) -> Result<Option<pin::Pinned>> {
+    match current() {
+        #[cfg(target_os = "linux")]
+        Some(p) if p.active() => pin::for_write(&p, path, create_dirs).map(Some),
+        _ => {
+            let _ = (path, create_dirs);
+            Ok(None)
+        }
+    }
+}
+
+/// `path` opened for termpilot's own read for the agent: under the sandbox the file actually
+/// opened is judged against the deny-read paths (race-free, see `reads.rs`).
+pub fn open_read(path: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(target_os = "linux")]
+    return reads::open(current().as_ref(), path);
+    #[cfg(not(target_os = "linux"))]
+    return std::fs::File::open(path);
 }
 
 /// Refuses termpilot's own read of `path` inside a deny-read path.
 pub fn check_read(path: &Path) -> Result<()> {
-    server().map_or(Ok(()), |p| paths::check_read(p, path))
+    current().map_or(Ok(()), |p| paths::check_read(&p, path))
 }
 
 /// Removes the server's private temp dir (at shutdown; jobs keep their own).

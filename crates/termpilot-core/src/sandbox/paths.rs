@@ -68,10 +68,23 @@ pub fn check_write(policy: &Policy, path: &Path) -> Result<()> {
     if !policy.active() {
         return Ok(());
     }
-    check_read(policy, path)?;
+    write_root(policy, path).map(drop)
+}
+
+/// `path` resolved, and the write root (or the private temp dir) it resolves into; refused as
+/// [`check_write`] refuses. The policy is active.
+pub fn write_root(policy: &Policy, path: &Path) -> Result<(PathBuf, PathBuf)> {
     let real = resolve(path);
+    if let Some(denied) = inside(&real, &policy.deny_read) {
+        return Err(Error::InvalidInput(format!(
+            "The sandbox denies writing `{}`: it resolves to `{}`, inside the deny-read path `{}`; ask the person running termpilot to change --deny-read.",
+            path.display(),
+            real.display(),
+            denied.display()
+        )));
+    }
     if real.starts_with(&policy.tmp) {
-        return Ok(());
+        return Ok((real, policy.tmp.clone()));
     }
     let roots: &[PathBuf] = if policy.mode == Mode::WorkspaceWrite {
         &policy.write_roots
@@ -99,7 +112,7 @@ pub fn check_write(policy: &Policy, path: &Path) -> Result<()> {
             )));
         }
     }
-    Ok(())
+    Ok((real, root))
 }
 
 #[cfg(all(test, unix))]

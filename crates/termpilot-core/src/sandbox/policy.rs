@@ -97,9 +97,9 @@ pub struct Settings {
     pub deny_read: Vec<PathBuf>,
 }
 
-/// Secrets no sandboxed process may read, under `home`, plus termpilot's own token file in
-/// `state_dir` (the HTTP face's, when there is one).
-pub fn default_deny_read(home: Option<&Path>, state_dir: &Path) -> Vec<PathBuf> {
+/// Secrets no sandboxed process may read, under `home`. (termpilot's own HTTP token file is
+/// denied wherever it is, whatever `--deny-read` says: `sandbox::deny_read_also`.)
+pub fn default_deny_read(home: Option<&Path>) -> Vec<PathBuf> {
     let mut paths = Vec::new();
     if let Some(home) = home {
         for rel in [
@@ -114,7 +114,6 @@ pub fn default_deny_read(home: Option<&Path>, state_dir: &Path) -> Vec<PathBuf> 
             paths.push(home.join(rel));
         }
     }
-    paths.push(state_dir.join("token"));
     paths
 }
 

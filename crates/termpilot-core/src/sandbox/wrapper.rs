@@ -2,6 +2,9 @@
 //! starts as. It applies the policy to itself, then execs the program, which keeps the pid,
 //! the process group, the terminal and the file descriptors it was given.
 //!
+//! Its own environment holds nothing but the program's, sealed (see [`super::sealed`]): the
+//! dynamic loader and libc had nothing of the caller's to act on before the policy is applied.
+//!
 //! Order: the private temp dir is created, the git paths are protected by mounts (which
 //! Landlock would forbid later), Landlock restricts the file system (and sets
 //! `no_new_privs`), the seccomp filter turns the network off, then `TMPDIR` and
@@ -12,7 +15,7 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 
 use super::policy::{Mode, Network, Policy};
-use super::{landlock, mounts, seccomp};
+use super::{landlock, mounts, sealed, seccomp};
 
 /// The program name that makes the wrapper apply the policy and exit 0 without exec'ing
 /// anything: the server's start-up self-test.
@@ -41,6 +44,13 @@ pub fn main(args: &[OsString]) -> i32 {
             return FAILED;
         }
     };
+    let env = match sealed::decode(|k| std::env::var_os(k)) {
+        Ok(env) => env,
+        Err(e) => {
+            eprintln!("termpilot sandbox: {e}; nothing was run.");
+            return FAILED;
+        }
+    };
     if let Err(e) = apply(&policy) {
         eprintln!("termpilot sandbox: {e}; the command was not run.");
         return FAILED;
@@ -50,6 +60,8 @@ pub fn main(args: &[OsString]) -> i32 {
     }
     let err = std::process::Command::new(&argv[0])
         .args(&argv[1..])
+        .env_clear()
+        .envs(env)
         .env("TMPDIR", &policy.tmp)
         .env("TERMPILOT_SANDBOX", policy.mode.as_str())
         .exec();

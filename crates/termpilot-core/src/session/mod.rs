@@ -13,7 +13,7 @@
 //!   [`prompt_exec_render`]): `terminal_exec`,
 //!   a command typed at the prompt; [`transcript`]: what a stopped session leaves on disk.
 //! - [`mouse`]: clicks and wheel turns in the program's mouse protocol; [`batch`]: several
-//!   inputs in one call; [`socket`] and [`redraw`]: people joining a session over a socket;
+//!   inputs in one call; [`paste`]: bracketed paste, markers in the text stripped; [`socket`] and [`redraw`]: people joining a session over a socket;
 //!   [`control`]: who holds the keyboard (the agent, or a person from the web page).
 
 pub mod answer;
@@ -30,6 +30,7 @@ pub mod keys;
 pub mod log;
 pub mod mouse;
 pub mod ops;
+pub mod paste;
 pub mod phase;
 pub mod prompt_exec;
 pub mod prompt_exec_capture;

@@ -156,9 +156,7 @@ impl Session {
             let bracketed = self.state().emu.mode().contains(TermMode::BRACKETED_PASTE);
             let body = data.replace("\r\n", "\r").replace('\n', "\r");
             if bracketed {
-                // The text cannot end the paste early (or open another): its markers go.
-                let body = body.replace("\x1b[201~", "").replace("\x1b[200~", "");
-                format!("\x1b[200~{body}\x1b[201~").into_bytes()
+                super::paste::bracketed(&body).into_bytes()
             } else {
                 body.into_bytes()
             }

@@ -536,7 +536,10 @@ impl Session {
         }
         if bracketed {
             return (
-                format!("\x1b[200~{}\x1b[201~\r", command.replace('\n', "\r")),
+                format!(
+                    "{}\r",
+                    super::paste::bracketed(&command.replace('\n', "\r"))
+                ),
                 command,
             );
         }

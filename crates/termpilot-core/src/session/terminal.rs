@@ -364,7 +364,10 @@ impl Session {
         // A real terminal emulator is behind this one: programs may use 24-bit colour.
         cmd.env("COLORTERM", "truecolor");
         cmd.env("TERMPILOT_SESSION", &id);
-        for (k, v) in &shape.env {
+        // A remote session's env is the target's (it travels in the transport's command
+        // line): the local transport, which runs outside the sandbox, never gets it, so no
+        // `LD_PRELOAD` or the like acts on it.
+        for (k, v) in shape.env.iter().filter(|_| shape.remote.is_none()) {
             cmd.env(k, v);
         }
         // After the session's env: integration wraps the PS1 the caller asked for.
@@ -377,6 +380,9 @@ impl Session {
         // Last: the marker is the server's, whatever the session's env said.
         let mark = crate::exec::marker::for_session();
         cmd.env(crate::exec::marker::MARKER, &mark);
+        // Then the environment is sealed for the sandbox wrapper (marker included).
+        #[cfg(unix)]
+        crate::sandbox::seal_pty(&mut cmd);
         let mut child = pair.slave.spawn_command(cmd).map_err(|e| {
             Error::Other(format!(
                 "Could not start `{}` in {} ({e}); check the shell and the working directory.",

@@ -29,6 +29,9 @@ pub fn check_path(path: &Path, overwrite: bool) -> Result<()> {
             path.display()
         )));
     }
+    // Under the sandbox only where a sandboxed process could write (the write is pinned too).
+    crate::sandbox::check_write(path)
+        .map_err(|e| Error::InvalidInput(format!("transcriptPath: {e} Nothing was stopped.")))?;
     let parent = path.parent().unwrap_or(Path::new("/"));
     if !parent.is_dir() {
         return Err(Error::InvalidInput(format!(
@@ -89,7 +92,12 @@ pub fn save(path: &Path, body: &[u8], overwrite: bool) -> std::io::Result<()> {
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
-    let mut file = options.open(path)?;
+    // Under the sandbox the folder is held open from the check to the write (see
+    // `sandbox::pin`), so a link swapped in meanwhile cannot lead out of the write roots.
+    let pinned = crate::sandbox::pin_write(path, false)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::PermissionDenied, e.to_string()))?;
+    let at = pinned.as_ref().map(|p| p.at());
+    let mut file = options.open(at.as_deref().unwrap_or(path))?;
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::other("it is not a regular file"));
     }

@@ -62,21 +62,32 @@ pub fn capture(
             if !p.is_absolute() || !png {
                 return Err(Fault::ScreenshotPath { path: p.into() }.into());
             }
+            // Under the sandbox: only where a sandboxed process could write, race-free.
+            crate::sandbox::check_write(p)?;
             p.to_path_buf()
         }
-        None => default_path(),
+        None => default_path()?,
     };
     let pixels = grab(title)?;
     let png = encode_png(&pixels)?;
-    if let Some(parent) = path.parent() {
+    let pinned = match output_path {
+        Some(_) => crate::sandbox::pin_write(&path, true)?,
+        None => None,
+    };
+    let at = pinned.as_ref().map(|p| p.at());
+    if at.is_none()
+        && let Some(parent) = path.parent()
+    {
         std::fs::create_dir_all(parent).map_err(|source| Fault::ScreenshotWrite {
             context: format!("Cannot create {}", parent.display()),
             source,
         })?;
     }
-    std::fs::write(&path, &png).map_err(|source| Fault::ScreenshotWrite {
-        context: format!("Cannot write {}", path.display()),
-        source,
+    save(at.as_deref().unwrap_or(&path), &png, at.is_some()).map_err(|source| {
+        Fault::ScreenshotWrite {
+            context: format!("Cannot write {}", path.display()),
+            source,
+        }
     })?;
     Ok(Shot {
         path: path.display().to_string(),
@@ -88,14 +99,35 @@ pub fn capture(
     })
 }
 
-fn default_path() -> PathBuf {
+/// A timestamped file in `screenshots/` of the per-user private folder (0700, checked before
+/// each use: see `exec::private`), not a shared temp folder others could read or fill.
+fn default_path() -> Result<PathBuf> {
     let stamp = humantime::format_rfc3339_millis(SystemTime::now())
         .to_string()
         .replace([':', '.'], "-");
     let unique = &uuid::Uuid::new_v4().simple().to_string()[..6];
-    std::env::temp_dir()
-        .join("termpilot-screenshots")
-        .join(format!("screenshot-{stamp}-{unique}.png"))
+    Ok(crate::exec::spill::private_dir("screenshots")?
+        .join(format!("screenshot-{stamp}-{unique}.png")))
+}
+
+/// Writes `png` to `path`; when `pinned` (a sandboxed write through `/proc/self/fd`), a
+/// symlink swapped in at the end is refused rather than followed.
+fn save(path: &Path, png: &[u8], pinned: bool) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    if pinned {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    #[cfg(not(unix))]
+    let _ = pinned;
+    let mut file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("it is not a regular file"));
+    }
+    file.write_all(png)
 }
 
 #[cfg(all(unix, not(target_os = "macos")))]
