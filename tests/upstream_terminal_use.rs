@@ -3,7 +3,7 @@
 //! terminal-use` through the real binary. Each test names the upstream file and test it
 //! comes from; its assertions are upstream's (the same text matched). Upstream pins its
 //! test shell to /bin/sh, as the harness does. Tests upstream has that are not ported here
-//! are listed with the reason in docs/compat-terminal-use.md.
+//! are listed with the reason in docs/compat.md.
 
 mod common;
 
