@@ -497,3 +497,91 @@ async fn a_paste_cannot_end_itself_early() {
     assert!(w.contains(&format!("GOT {want}")), "wanted {want} in {w}");
     server.stop().await;
 }
+
+/// Upstream `tests/mcp/command.test.ts` ("run the command, report its exit status, and keep
+/// the final screen readable"), with a program whose output ends a second before it exits:
+/// the wait waits for the exit, and the wait, the read and the list all give its status
+/// (issue 33, terminal-use).
+#[tokio::test]
+async fn a_command_sessions_wait_read_and_list_give_its_exit_status() {
+    let server = start_preset("terminal-use", &[]).await;
+    prose(
+        &server,
+        "terminal_create",
+        json!({"command": "echo 'failed: 2 errors'; exec </dev/null >/dev/null 2>&1; sleep 1; exit 3"}),
+    )
+    .await;
+    let w = prose(
+        &server,
+        "terminal_wait",
+        json!({"sessionId": 1, "timeoutMs": 20000}),
+    )
+    .await;
+    assert!(
+        w.starts_with("The command exited (exit code 3)."),
+        "[exit status in terminal_wait] {w}"
+    );
+    let r = prose(&server, "terminal_read", json!({"sessionId": 1})).await;
+    assert!(
+        r.contains("The command exited (exit status 3)") && r.contains("failed: 2 errors"),
+        "[exit status in terminal_read] {r}"
+    );
+    let l = prose(&server, "terminal_list", json!({})).await;
+    assert!(
+        l.contains("ended (exit status 3)"),
+        "[exit status in terminal_list] {l}"
+    );
+    server.stop().await;
+}
+
+/// Upstream `tests/mcp/command.test.ts` ("talk to the program directly") and
+/// `tests/mcp/batch.test.ts` ("stops when the process exits partway through"): Ctrl+D ends
+/// `cat`, and the press and the batch notice it at once (issue 33, terminal-use).
+#[tokio::test]
+async fn an_exit_during_a_press_or_a_batch_is_reported() {
+    let server = start_preset("terminal-use", &[]).await;
+    prose(&server, "terminal_create", json!({"command": "cat -n"})).await;
+    let t = prose(
+        &server,
+        "terminal_type",
+        json!({"sessionId": 1, "text": "hello\n"}),
+    )
+    .await;
+    assert!(t.contains("1\thello") || t.contains("1  hello"), "{t}");
+    let p = prose(
+        &server,
+        "terminal_press",
+        json!({"sessionId": 1, "key": "Ctrl+D"}),
+    )
+    .await;
+    assert!(
+        p.contains("The command exited (exit status 0)"),
+        "[the press reports the exit] {p}"
+    );
+    prose(&server, "terminal_create", json!({"command": "cat"})).await;
+    let b = server
+        .call(
+            "terminal_batch",
+            json!({"sessionId": 2, "actions": [
+                {"type": "type", "text": "line\n"},
+                {"type": "press", "key": "Ctrl+D"},
+                {"type": "type", "text": "too late\n"},
+            ]}),
+        )
+        .await;
+    let b = common::text(&b);
+    assert!(
+        b.contains("actions 1–2 were sent"),
+        "[stopped after the exit] {b}"
+    );
+    assert!(
+        b.contains("The command exited (exit status 0)"),
+        "[reported] {b}"
+    );
+    let screen = &b[b.find("Screen (").unwrap_or(0)..];
+    assert!(
+        !screen.contains("too late"),
+        "[nothing typed after the exit] {b}"
+    );
+    server.stop().await;
+}

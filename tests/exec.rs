@@ -625,3 +625,48 @@ async fn a_single_huge_line_is_cut_and_kept_in_the_file() {
     assert_eq!(lines[1], "after");
     server.stop().await;
 }
+
+/// One deadline for the whole call (issue 31 item 7): a shell restarted under its id whose
+/// startup files hold its first prompt back (the second time they run, they turn the echo
+/// off and block on a FIFO nobody writes, printing nothing) makes `terminal_exec` wait for the prompt, and that wait
+/// spends the call's own `timeout` — the call ends near it, not after the prompt wait and
+/// then a whole `timeout` more.
+#[tokio::test]
+async fn exec_spends_one_timeout_on_the_prompt_and_the_command() {
+    assert!(has("bash"));
+    let server = start().await;
+    let rc = "if [ -e ~/started ]; then stty -echo; read __g < ~/gate; else : > ~/started; fi\n";
+    let (home, started) = bash_with_rc(&server, rc).await;
+    let gate = std::ffi::CString::new(home.path().join("gate").to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(gate.as_ptr(), 0o600) }, 0, "mkfifo");
+    let id = started["sessionId"].as_str().unwrap();
+    exec(&server, id, "exit").await;
+    // The next call starts the shell afresh under the same id, and is told so (once the
+    // exit is recorded: on a loaded machine the first look may still find the shell).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let told = server
+            .call("terminal_read", json!({"sessionId": id, "timeout": 0}))
+            .await;
+        if told.is_error == Some(true) && common::text(&told).contains("exited") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{told:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let t0 = std::time::Instant::now();
+    let r = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo hi", "timeout": 3000}),
+        )
+        .await;
+    let took = t0.elapsed();
+    assert_eq!(r["timedOut"], true, "{r}");
+    assert!(
+        took < Duration::from_millis(4500),
+        "[one 3 s deadline, not 3 s for the prompt and 3 s more] {took:?}"
+    );
+    server.stop().await;
+}

@@ -933,3 +933,137 @@ async fn racing_starts_respect_the_limit() {
     assert_eq!(listed["count"], 3, "{listed}");
     server.stop().await;
 }
+
+/// A command session's program that closes the terminal a while before it exits: its output
+/// ends first, its exit comes later. A wait for its end must wait for the exit and report its
+/// status (issue 31 item 1, issue 33: under load the end of output alone was taken for the
+/// end, and the status was missing); the screen read and the list say it too. A few plain
+/// command sessions after it, waited on the same way, must each report their status.
+#[tokio::test]
+async fn a_command_sessions_end_is_its_exit_with_its_status() {
+    let server = start().await;
+    let started = server
+        .ok(
+            "terminal_start",
+            json!({"command": "echo closing; exec </dev/null >/dev/null 2>&1; sleep 1; exit 3"}),
+        )
+        .await;
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    let waited = server
+        .ok("terminal_wait", json!({"sessionId": id, "timeout": 20000}))
+        .await;
+    assert_eq!(waited["reason"], "exit", "{waited}");
+    assert_eq!(
+        waited["exitCode"], 3,
+        "[the wait waits for the exit] {waited}"
+    );
+    let read = server
+        .ok("terminal_read", json!({"sessionId": id, "view": "screen"}))
+        .await;
+    assert_eq!(read["exited"], "exit status 3", "[the read says it] {read}");
+    assert!(read["text"].as_str().unwrap().contains("closing"), "{read}");
+    let listed = server.ok("terminal_list", json!({})).await;
+    let me = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id.as_str())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(me["exited"], "exit status 3", "[the list says it] {listed}");
+    for n in 0..4 {
+        let started = server
+            .ok(
+                "terminal_start",
+                json!({"command": format!("echo run-{n}; exit {n}")}),
+            )
+            .await;
+        let id = started["sessionId"].as_str().unwrap();
+        let waited = server
+            .ok("terminal_wait", json!({"sessionId": id, "timeout": 20000}))
+            .await;
+        assert_eq!(waited["exitCode"], n, "[every time] {waited}");
+        let read = server
+            .ok("terminal_read", json!({"sessionId": id, "view": "screen"}))
+            .await;
+        assert_eq!(read["exited"], format!("exit status {n}"), "{read}");
+    }
+    server.stop().await;
+}
+
+/// A program that exits on a key press (`cat -n` and Ctrl+D): the press notices the exit at
+/// once and reports its status; a batch stops right after the action that ended it and
+/// types nothing into the ended session (issue 31 item 1, issue 33).
+#[tokio::test]
+async fn an_exit_during_a_press_or_a_batch_is_noticed_at_once() {
+    let server = start().await;
+    let started = server
+        .ok("terminal_start", json!({"command": "cat -n"}))
+        .await;
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    let typed = server
+        .ok(
+            "terminal_write",
+            json!({"sessionId": id, "data": "hello\n"}),
+        )
+        .await;
+    assert!(
+        typed["output"].as_str().unwrap().contains("1  hello"),
+        "{typed}"
+    );
+    let t0 = std::time::Instant::now();
+    let pressed = server
+        .extra(
+            "terminal_send_key",
+            json!({"sessionId": id, "key": "Ctrl+D", "returnOutput": "screen"}),
+        )
+        .await;
+    let took = t0.elapsed();
+    assert_eq!(
+        pressed["exitCode"], 0,
+        "[the press reports the exit] {pressed}"
+    );
+    assert_eq!(pressed["screen"]["exited"], "exit status 0", "{pressed}");
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "[at once, not at the 10 s cap] {took:?}"
+    );
+
+    let started = server
+        .ok("terminal_start", json!({"command": "cat -n"}))
+        .await;
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    let batch = server
+        .extra(
+            "terminal_batch",
+            json!({"sessionId": id, "actions": [
+                {"type": "type", "text": "line\n"},
+                {"type": "press", "key": "Ctrl+D"},
+                {"type": "type", "text": "too late\n"},
+                {"type": "press", "key": "Enter"},
+            ]}),
+        )
+        .await;
+    assert_eq!(batch["ok"], false, "{batch}");
+    assert_eq!(
+        batch["completed"], 2,
+        "[stopped after the action that ended it] {batch}"
+    );
+    assert_eq!(batch["failedAction"], 3, "{batch}");
+    let error = batch["error"].as_str().unwrap();
+    assert!(
+        error.contains("exit status 0"),
+        "[the exit is reported] {error}"
+    );
+    let text = batch["screen"]["text"].as_str().unwrap();
+    assert!(
+        !text.contains("too late"),
+        "[nothing typed after the exit] {text}"
+    );
+    assert!(
+        text.contains("1\tline") || text.contains("1  line"),
+        "{text}"
+    );
+    assert_eq!(batch["screen"]["exited"], "exit status 0", "{batch}");
+    server.stop().await;
+}

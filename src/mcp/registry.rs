@@ -35,6 +35,40 @@ pub struct ToolCtx {
 
 pub type BoxFuture = Pin<Box<dyn Future<Output = Result<Reply, ToolError>> + Send>>;
 pub type Handler = Arc<dyn Fn(ToolCtx, JsonObject) -> BoxFuture + Send + Sync>;
+/// The local parser's verdict on a call's raw arguments (nothing runs).
+type Check = Arc<dyn Fn(JsonObject) -> Result<(), ToolError> + Send + Sync>;
+
+/// Where a tool's calls may go besides this machine: a property of the tool, declared in its
+/// [`ToolDef`] and applied in one place, [`ToolDef::call`] (see `mcp::remote::forward`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forward {
+    /// Runs here only (a preset's reshaped tool: it forwards through the native tool it
+    /// calls).
+    Never,
+    /// A call on a session that lives on a remote termpilot goes there; nothing else.
+    Sessions,
+    /// Also with `host`: to a remote termpilot only (jobs, files, Python, processes).
+    Termpilot,
+    /// Also with `host`: to a remote termpilot, else the tool's own plain-terminal way (its
+    /// local handler).
+    Plain,
+    /// [`Forward::Plain`], and the session it starts on a remote termpilot gets a local id.
+    Start,
+    /// The local answer merged with every linked termpilot's (the session list).
+    Merge,
+}
+
+impl Forward {
+    /// The tool takes a `host` (it must have that parameter).
+    pub fn takes_host(self) -> bool {
+        matches!(self, Forward::Termpilot | Forward::Plain | Forward::Start)
+    }
+
+    /// The tool has a plain-terminal way of its own for a target without termpilot.
+    pub fn has_plain_way(self) -> bool {
+        matches!(self, Forward::Plain | Forward::Start)
+    }
+}
 
 /// The behaviour hints a client shows its user before a call.
 #[derive(Debug, Clone, Copy)]
@@ -105,7 +139,11 @@ pub struct ToolDef {
     pub input_schema: Arc<JsonObject>,
     /// `None` for a tool whose results are prose text (a preset's), not JSON.
     pub output_schema: Option<Arc<JsonObject>>,
+    /// Where its calls may go besides this machine.
+    pub forward: Forward,
     handler: Handler,
+    /// The parser alone, for a call about to be forwarded.
+    check: Option<Check>,
 }
 
 impl ToolDef {
@@ -179,21 +217,8 @@ impl ToolDef {
                 Err(e) => Box::pin(async move { Err(e) }) as BoxFuture,
             }
         });
-        // A call naming a host, or a session on a remote termpilot, may be forwarded there.
-        let erased: Handler = Arc::new(move |ctx: ToolCtx, raw: JsonObject| {
-            if crate::mcp::remote::forward::wants(name, &raw) {
-                let local = local.clone();
-                let checked = args::parse::<P>(name, &check_schema, raw.clone()).map(|_| ());
-                return Box::pin(crate::mcp::remote::forward::call(
-                    name,
-                    ctx,
-                    raw,
-                    checked,
-                    move |ctx, raw| local(ctx, raw),
-                )) as BoxFuture;
-            }
-            local(ctx, raw)
-        });
+        let check: Check =
+            Arc::new(move |raw: JsonObject| args::parse::<P>(name, &check_schema, raw).map(|_| ()));
         ToolDef {
             name,
             title,
@@ -201,8 +226,17 @@ impl ToolDef {
             hints,
             input_schema,
             output_schema: Some(output_schema),
-            handler: erased,
+            forward: Forward::Sessions,
+            handler: local,
+            check: Some(check),
         }
+    }
+
+    /// Declares where the tool's calls may go besides this machine (default:
+    /// [`Forward::Sessions`]).
+    pub fn forward(mut self, forward: Forward) -> Self {
+        self.forward = forward;
+        self
     }
 
     /// Declares a tool from a ready schema and an untyped handler: what a compatibility
@@ -226,12 +260,32 @@ impl ToolDef {
             hints,
             input_schema: Arc::new(input_schema),
             output_schema: json_results.then(|| Arc::new(output)),
+            forward: Forward::Never,
             handler,
+            check: None,
         }
     }
 
-    /// Runs the tool: parse, validate, handle, shape.
+    /// Runs the tool: forwarded when its [`Forward`] and the arguments say so (a `host`, a
+    /// session on a remote termpilot), else parse, validate, handle, shape here.
     pub async fn call(&self, ctx: ToolCtx, args: JsonObject) -> Result<Reply, ToolError> {
+        use crate::mcp::remote::forward;
+        if forward::wants(self.forward, &args) {
+            let checked = self
+                .check
+                .as_ref()
+                .map_or(Ok(()), |check| check(args.clone()));
+            let local = self.handler.clone();
+            return forward::call(
+                self.name,
+                self.forward,
+                ctx,
+                args,
+                checked,
+                move |ctx, raw| local(ctx, raw),
+            )
+            .await;
+        }
         (self.handler)(ctx, args).await
     }
 
@@ -363,5 +417,50 @@ impl Registry {
 
     pub fn is_disabled(&self, name: &str) -> bool {
         self.disabled.iter().any(|d| d == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Forward;
+
+    /// A tool that takes a `host` parameter (in its schema, or hidden from it as
+    /// `terminal_start`'s is) but is not forwardable would run a remote call here, on the
+    /// wrong machine. (Tools forwarded to a remote termpilot only, such as `run_python`,
+    /// take `host` without declaring it: the forward happens before their parser.)
+    #[test]
+    fn every_tool_with_a_host_parameter_is_forwardable() {
+        let tools = crate::mcp::tools::all();
+        let mut with_host = Vec::new();
+        for tool in &tools {
+            let mut host = rmcp::model::JsonObject::new();
+            host.insert("host".into(), "box".into());
+            let check = tool
+                .check
+                .as_ref()
+                .expect("a native tool parses its arguments");
+            let takes_host = match check(host) {
+                Ok(()) => true,
+                Err(e) => !e.message.contains("unknown field `host`"),
+            };
+            if takes_host {
+                with_host.push(tool.name);
+            }
+            assert!(
+                !takes_host || tool.forward.takes_host(),
+                "{} has a `host` parameter but is not forwardable ({:?}); declare its Forward",
+                tool.name,
+                tool.forward
+            );
+            assert_ne!(
+                tool.forward,
+                Forward::Never,
+                "{}: native tools forward",
+                tool.name
+            );
+        }
+        for name in ["terminal_start", "terminal_run", "terminal_run_paged"] {
+            assert!(with_host.contains(&name), "{name}: {with_host:?}");
+        }
     }
 }

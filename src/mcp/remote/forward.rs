@@ -7,9 +7,10 @@
 //! comes back as it was (exit codes, cwd, `waitingForInput`, screenshots), with session ids
 //! turned into local ones, plus `host` and `via: "termpilot"`.
 //!
-//! A target without termpilot is reached the plain way by the tools that have one
-//! (`terminal_start`, `terminal_run`, `terminal_run_paged`: their own handler runs); the
-//! others are refused with a sentence saying what the tool needs there.
+//! Which tools go where is each tool's own [`Forward`], declared in its `ToolDef`: a target
+//! without termpilot is reached the plain way by the tools that have one
+//! ([`Forward::has_plain_way`]: their own handler runs); the others are refused with a
+//! sentence saying what the tool needs there.
 
 use base64::Engine;
 use rmcp::model::{CallToolResult, JsonObject};
@@ -20,34 +21,22 @@ use super::ids::{self, Mapped};
 use super::link::Link;
 use super::links::{Way, links};
 use super::{VIA_TERMINAL, VIA_TERMPILOT, route};
-use crate::mcp::registry::{BoxFuture, ToolCtx};
+use crate::mcp::registry::{BoxFuture, Forward, ToolCtx};
 use crate::mcp::reply::{Reply, ToolError};
 
-/// Tools with a plain-terminal way of their own.
-const PLAIN: &[&str] = &["terminal_start", "terminal_run", "terminal_run_paged"];
-/// Tools that take `host` only through a remote termpilot.
-const TERMPILOT_ONLY: &[&str] = &[
-    "run_python",
-    "job_start",
-    "job_status",
-    "job_wait",
-    "job_kill",
-    "job_list",
-    "grep_files",
-    "terminal_write_file",
-    "edit_file",
-    "process_list",
-];
-
-/// True when the call may leave this machine: the handler then goes through [`call`].
-pub fn wants(name: &str, raw: &JsonObject) -> bool {
-    if raw.contains_key("host") && (PLAIN.contains(&name) || TERMPILOT_ONLY.contains(&name)) {
+/// True when the call may leave this machine: [`crate::mcp::registry::ToolDef::call`] then
+/// goes through [`call`].
+pub fn wants(forward: Forward, raw: &JsonObject) -> bool {
+    if forward == Forward::Never {
+        return false;
+    }
+    if forward.takes_host() && raw.contains_key("host") {
         return true;
     }
     if ids::is_empty() {
         return false;
     }
-    name == "terminal_list" || mapped_session(raw).is_some()
+    forward == Forward::Merge || mapped_session(raw).is_some()
 }
 
 fn mapped_session(raw: &JsonObject) -> Option<Mapped> {
@@ -56,11 +45,13 @@ fn mapped_session(raw: &JsonObject) -> Option<Mapped> {
         .and_then(ids::get)
 }
 
-/// Runs a call [`wants`] picked: forwarded, or the local handler `local` when it stays here.
+/// Runs a call [`wants`] picked for tool `name` of kind `forward`: forwarded, or the local
+/// handler `local` when it stays here.
 /// `checked` is the local parser's verdict on the arguments: a tool with a plain way is
 /// refused before anything runs, whichever way its target turns out to be reached.
 pub async fn call(
     name: &'static str,
+    forward: Forward,
     ctx: ToolCtx,
     raw: JsonObject,
     checked: Result<(), ToolError>,
@@ -69,21 +60,21 @@ pub async fn call(
     if let Some(mapped) = mapped_session(&raw) {
         return on_session(name, &ctx, raw, mapped).await;
     }
-    if name == "terminal_list" {
+    if forward == Forward::Merge {
         let reply = local(ctx.clone(), raw.clone()).await?;
         return super::forward_list::merge(&ctx, raw, reply).await;
     }
     let host = match raw.get("host") {
         Some(Value::String(h)) => h.clone(),
         // A fleet, or a malformed host: the local handler's parser says what is wrong.
-        _ if PLAIN.contains(&name) => return local(ctx, raw).await,
+        _ if forward.has_plain_way() => return local(ctx, raw).await,
         _ => {
             return Err(ToolError::new(format!(
                 "{name}: host must be a string such as user@box, an ssh alias, ssh://user@box:2222, docker://NAME, podman://NAME or k8s://NAMESPACE/POD."
             )));
         }
     };
-    if PLAIN.contains(&name) {
+    if forward.has_plain_way() {
         checked?;
         // What the plain form refuses or handles itself (fleets, local checks) stays local.
         if ["hosts", "concurrency", "successFile", "successFilePattern"]
@@ -100,7 +91,7 @@ pub async fn call(
         Ok(Way::Termpilot(link)) => link,
         // An unreachable target: the same sentence the plain way would give.
         Err(e) => return Err(e),
-        Ok(Way::Plain) if PLAIN.contains(&name) => return local(ctx, raw).await,
+        Ok(Way::Plain) if forward.has_plain_way() => return local(ctx, raw).await,
         Ok(Way::Plain) => {
             return Err(ToolError::new(format!(
                 "{name} with host needs termpilot on the target, and `{target}` has none on PATH; install termpilot there, or pass its path there with --remote-bin (TERMPILOT_REMOTE_BIN)."
@@ -109,7 +100,7 @@ pub async fn call(
     };
     let mut args = raw;
     args.remove("host");
-    if name == "terminal_start" {
+    if forward == Forward::Start {
         return start(&ctx, &link, args).await;
     }
     let result = link.call(name, args, &ctx.cancel).await?;

@@ -9,7 +9,7 @@ use termpilot_core::files::grep::GrepOptions;
 use termpilot_core::files::{edit, encoding, path, write};
 
 use crate::mcp::args::yes;
-use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
+use crate::mcp::registry::{Forward, Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
 use crate::mcp::wire::files::{Encoding, GrepResult};
 
@@ -21,21 +21,24 @@ pub fn tools() -> Vec<ToolDef> {
             "Write content to a file atomically (or append). Path absolute, or relative to the session's cwd with sessionId. Encodings utf-8, ascii, base64, hex, latin1.",
             Hints::DESTRUCTIVE,
             write_file,
-        ),
+        )
+        .forward(Forward::Termpilot),
         ToolDef::new(
             "edit_file",
             "Edit a file",
             "Replace oldText with newText in a UTF-8 file (absolute path). Exactly one match unless replaceAll; otherwise an error and the file unchanged.",
             Hints::DESTRUCTIVE,
             edit_file,
-        ),
+        )
+        .forward(Forward::Termpilot),
         ToolDef::new(
             "grep_files",
             "Search files",
             "Search a file or directory (absolute) for a regex, ripgrep-style. Skips node_modules, .git, bin, obj, dist, target, binary files and files over 5 MiB.",
             Hints::READ_ONLY,
             grep_files,
-        ),
+        )
+        .forward(Forward::Termpilot),
     ]
 }
 

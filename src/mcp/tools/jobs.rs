@@ -9,7 +9,7 @@ use termpilot_core::jobs::{
     DEFAULT_TAIL_LINES, DEFAULT_WAIT_MS, MAX_TAIL_LINES, MAX_WAIT_MS, StartRequest,
 };
 
-use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
+use crate::mcp::registry::{Forward, Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
 use crate::mcp::wire::jobs::{JobKilled, JobList, JobShell, JobStatus, JobWaited, Started};
 
@@ -21,35 +21,40 @@ pub fn tools() -> Vec<ToolDef> {
             "Start a command detached from the server (it survives restarts); logs and exit code are kept on disk. Returns jobId, pid, logPaths, exitMarker.",
             Hints::RUNS_COMMANDS,
             start,
-        ),
+        )
+        .forward(Forward::Termpilot),
         ToolDef::new(
             "job_status",
             "Job status",
             "A job's state (running, exitCode, runtimeMs, startedAt) and the last tailLines of its combined output.",
             Hints::READ_ONLY,
             status,
-        ),
+        )
+        .forward(Forward::Termpilot),
         ToolDef::new(
             "job_wait",
             "Wait for a job",
             "Wait until a job ends (returns the moment it does) or timeoutMs passes (timedOut: true); same fields as job_status.",
             Hints::READ_ONLY,
             wait,
-        ),
+        )
+        .forward(Forward::Termpilot),
         ToolDef::new(
             "job_kill",
             "Kill a job",
             "End a job's whole process tree; a job that already ended is left as it is (killed: false).",
             Hints::ENDS,
             kill,
-        ),
+        )
+        .forward(Forward::Termpilot),
         ToolDef::new(
             "job_list",
             "List jobs",
             "Every job on disk, oldest first: jobId, name, pid, running, exit code, start time; unreadable job directories are listed under invalid.",
             Hints::READ_ONLY,
             list,
-        ),
+        )
+        .forward(Forward::Termpilot),
     ]
 }
 

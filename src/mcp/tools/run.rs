@@ -16,7 +16,7 @@ use termpilot_core::exec::{Captured, Outcome, OutputCap, Shell, Spec, pager, pyt
 use termpilot_core::sandbox;
 
 use crate::mcp::args::yes;
-use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
+use crate::mcp::registry::{Forward, Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
 
 pub fn tools() -> Vec<ToolDef> {
@@ -27,21 +27,24 @@ pub fn tools() -> Vec<ToolDef> {
             "Run cmd+args (shell:true for pipes; host/hosts: remote): exit code, capped output, git parsed.",
             Hints::RUNS_COMMANDS,
             crate::mcp::remote::run::terminal_run,
-        ),
+        )
+        .forward(Forward::Plain),
         ToolDef::new(
             "terminal_run_paged",
             "Run a read-only command, paged",
             "Run a read-only program (cmd + args, no shell) and return one page of its stdout lines with pageInfo {page, pageSize, totalLines, hasNext}.",
             Hints::RUNS_COMMANDS,
             run_paged,
-        ),
+        )
+        .forward(Forward::Plain),
         ToolDef::new(
             "run_python",
             "Run Python code",
             "Run Python code (python3, else python) to completion; args become sys.argv[1:]. Output capped, full streams spilled to files.",
             Hints::RUNS_COMMANDS,
             run_python,
-        ),
+        )
+        .forward(Forward::Termpilot),
     ]
 }
 

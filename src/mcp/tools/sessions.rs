@@ -12,7 +12,7 @@ use termpilot_core::session_manager::{SessionSummary, StartRequest, Stopped};
 
 use super::session_call::lock;
 use crate::mcp::args::yes;
-use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
+use crate::mcp::registry::{Forward, Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
 use crate::mcp::wire::screen::Theme;
 
@@ -24,14 +24,16 @@ pub fn tools() -> Vec<ToolDef> {
             "Open a shell on a real terminal (or one program: `command`).",
             Hints::ADDITIVE,
             start,
-        ),
+        )
+        .forward(Forward::Start),
         ToolDef::new(
             "terminal_list",
             "List terminals",
             "List the open sessions.",
             Hints::READ_ONLY,
             list,
-        ),
+        )
+        .forward(Forward::Merge),
         ToolDef::new(
             "terminal_stop",
             "Stop a terminal",

@@ -8,7 +8,7 @@ use termpilot_core::system::lockers;
 use termpilot_core::system::processes::{self, DEFAULT_MAX_RESULTS, MAX_RESULTS};
 use termpilot_core::system::screenshot;
 
-use crate::mcp::registry::{Hints, ToolCtx, ToolDef, WithImages};
+use crate::mcp::registry::{Forward, Hints, ToolCtx, ToolDef, WithImages};
 use crate::mcp::reply::ToolError;
 use crate::mcp::wire::system::{Lockers, ProcessList, Shot, Target};
 
@@ -20,7 +20,8 @@ pub fn tools() -> Vec<ToolDef> {
             "Running processes (pid, name, path, startedAt, workingSetBytes), filtered by a case-insensitive name or path substring.",
             Hints::READ_ONLY,
             process_list,
-        ),
+        )
+        .forward(Forward::Termpilot),
         ToolDef::new(
             "file_lockers",
             "Who holds a file open",

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot_core::session::call::SessionCall;
 use termpilot_core::session::screen::ScreenOptions;
+use termpilot_core::session::terminal::describe_exit;
 
 use super::session_call::{lock, lock_to_type};
 use crate::mcp::args::yes;
@@ -95,10 +96,14 @@ pub(super) async fn answer(
     let answer = session
         .answer(position, mode == ReturnOutput::Screen, &ctx.cancel)
         .await;
+    let exited = answer.exited.as_ref().map(describe_exit);
     WriteResult {
         position,
         output: (mode == ReturnOutput::New).then_some(answer.output),
-        screen: answer.screen.map(Into::into),
+        screen: answer.screen.map(|screen| ScreenText {
+            exited,
+            ..screen.into()
+        }),
         end_position: answer.end_position,
         exit_code: answer.exit_code,
     }
@@ -207,6 +212,9 @@ pub struct ReadResult {
     /// `"person"` while someone holds the keyboard from the web page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub controller: Option<&'static str>,
+    /// How the session's program ended (`exit status 3`), when it has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exited: Option<String>,
 }
 
 async fn read(ctx: ToolCtx, p: ReadParams) -> Result<ReadResult, ToolError> {
@@ -226,6 +234,7 @@ async fn read(ctx: ToolCtx, p: ReadParams) -> Result<ReadResult, ToolError> {
             hint: None,
             screen: Some(screen.into()),
             controller: person(&session),
+            exited: session.exited().await.as_ref().map(describe_exit),
         });
     }
     let (read, timed_out) = session
@@ -253,6 +262,7 @@ async fn read(ctx: ToolCtx, p: ReadParams) -> Result<ReadResult, ToolError> {
         hint,
         screen: None,
         controller: person(&session),
+        exited: session.exited().await.as_ref().map(describe_exit),
     })
 }
 

@@ -79,6 +79,10 @@ pub struct ScreenText {
     pub page: usize,
     /// Pages of scrollback above the current screen.
     pub pages_back: usize,
+    /// How the session's program ended (`exit status 3`), when it has: this is its last
+    /// screen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exited: Option<String>,
 }
 
 impl From<core::ScreenText> for ScreenText {
@@ -108,6 +112,7 @@ impl From<core::ScreenText> for ScreenText {
             rows: s.rows,
             page: s.page,
             pages_back: s.pages_back,
+            exited: None,
         }
     }
 }

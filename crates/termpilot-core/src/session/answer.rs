@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use super::command_state::Verdict;
 use super::phase::CommandPhase;
 use super::terminal::Session;
 use super::waiter::{Look, Waited, Waiter};
@@ -78,14 +79,13 @@ pub enum Answered {
 }
 
 impl Session {
-    /// The exit status of a command that ended since the last write: one that was running
-    /// then, or one the write started (its `C` came after it). `None` otherwise.
+    /// The exit status of what ended since the last write: a command session's program, or
+    /// a command that was running then or that the write started (the command state's
+    /// answer). `None` otherwise.
     pub(crate) fn ended_since_input(&self) -> Option<i32> {
         let s = self.state();
-        s.phase()
-            .ended_since(&s.input_snapshot.phase)
-            .filter(|end| end.ran)
-            .and_then(|end| end.status)
+        s.command
+            .exit_since_input(&s.input_snapshot.phase, self.is_command())
     }
 
     /// The facts [`Session::wait_answer`] compares against; taken before writing input that
@@ -123,7 +123,7 @@ impl Session {
         if !platform::waiting_longer_than(group, tty, shortest) {
             return false;
         }
-        let prompted = self.state().phase().ready_since(&snap.phase);
+        let prompted = self.state().command.prompt_ready_since(&snap.phase);
         let woke = snap.group != Some(group)
             || snap.switches.is_none()
             || platform::context_switches(group) != snap.switches;
@@ -147,12 +147,17 @@ impl Session {
             .until(deadline)
             .cancel(cancel)
             .run(|now| {
-                let (last_output, gone) = {
+                let (last_output, program) = {
                     let s = self.state();
-                    (s.last_output.max(start), s.exit.is_some() && s.eof)
+                    (s.last_output.max(start), s.command.program_end(now))
                 };
-                if gone {
-                    return Look::Done(Answered::Ended);
+                match program {
+                    Verdict::Yes(_) => return Look::Done(Answered::Ended),
+                    // Its exit (woken by its record), not a quiet screen, answers the input.
+                    _ if self.state().command.program_leaving(|| self.main_alive()) => {
+                        return program.look_at().map_or(Look::Output, Look::Until);
+                    }
+                    _ => {}
                 }
                 if now >= last_output + FALLBACK_QUIET {
                     return Look::Done(Answered::Quiet);

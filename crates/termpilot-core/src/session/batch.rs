@@ -1,9 +1,13 @@
 //! Batches: several inputs sent in one call (seed 001's `terminal_batch`).
 //!
 //! A batch is checked whole before anything is sent (key names, cells on the screen, at most
-//! [`MAX_ACTIONS`]), then run in order with no pause between inputs: a `wait` action is how
-//! an agent lets a program react. The first failure stops the batch, and the outcome says how
-//! many actions were done and which one failed and why, since the earlier ones took effect.
+//! [`MAX_ACTIONS`]), then run in order. Between two inputs the batch waits only until the
+//! program took the first (the answer rule of `answer.rs`, at most [`STEP_MAX`]; not for a
+//! remote session, where it cannot be known), so a program that ended on an input (`cat`
+//! and Ctrl+D) is noticed there and nothing is typed into the ended session; a `wait` action
+//! is how an agent lets a program react further. The first failure stops the batch, and the
+//! outcome says how many actions were done and which one failed and why, since the earlier
+//! ones took effect.
 
 use std::time::Duration;
 
@@ -12,13 +16,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::keys;
 use super::mouse::Direction;
-use super::terminal::Session;
+use super::terminal::{Session, describe_exit};
 use super::wait::{On, Reason, Until};
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::progress::NoProgress;
 
 /// The most actions one batch may hold.
 pub const MAX_ACTIONS: usize = 50;
+
+/// Between two inputs, the longest wait for the program to take the first.
+pub const STEP_MAX: Duration = super::answer::FALLBACK_QUIET;
 
 /// One input of a batch. Cells are 1-based.
 #[derive(Debug, Clone)]
@@ -51,6 +58,11 @@ pub enum Action {
 }
 
 impl Action {
+    /// The action sends input to the program.
+    fn types(&self) -> bool {
+        !matches!(self, Action::Sleep(_) | Action::WaitFor { .. })
+    }
+
     /// A short name for messages: `press Enter`, `click 3,7`.
     pub fn describe(&self) -> String {
         match self {
@@ -132,11 +144,29 @@ impl Session {
     ) -> Result<BatchOutcome> {
         let (rows, cols) = self.screen_size();
         validate(actions, rows, cols)?;
+        let knowable = self.shape.remote.is_none();
         for (i, action) in actions.iter().enumerate() {
             if let Err(e) = self.run_action(action, cancel).await {
                 return Ok(BatchOutcome {
                     completed: i,
                     failure: Some((i + 1, e.to_string())),
+                });
+            }
+            if i + 1 == actions.len() || !action.types() {
+                continue;
+            }
+            if knowable {
+                self.wait_answer(STEP_MAX, cancel).await;
+            }
+            // The program ended on this input: the rest is not sent.
+            if let Some(exit) = self.exit_settled().await {
+                let why = Fault::ProgramExited {
+                    id: self.id.clone(),
+                    how: describe_exit(&exit),
+                };
+                return Ok(BatchOutcome {
+                    completed: i + 1,
+                    failure: Some((i + 2, why.to_string())),
                 });
             }
         }

@@ -20,7 +20,7 @@ use super::mouse::{Direction, Encoding};
 use super::ops::{OutputRead, WRITE_MAX_WAIT};
 use super::prompt_exec::{ExecOutcome, ExecRequest};
 use super::screen::{self, ScreenOptions, ScreenText};
-use super::terminal::Session;
+use super::terminal::{Exit, Session};
 use super::wait::{Until, WaitOutcome};
 use crate::error::Result;
 use crate::progress::Progress;
@@ -41,8 +41,11 @@ pub struct Answer {
     pub screen: Option<ScreenText>,
     /// Output position after what is returned.
     pub end_position: u64,
-    /// The exit status of a command that ended while answering (vim quit by `:q!`).
+    /// The exit status of a command that ended while answering (vim quit by `:q!`), or of
+    /// a command session's program.
     pub exit_code: Option<i32>,
+    /// How the session's main process ended, when it has (the input ended it).
+    pub exited: Option<Exit>,
 }
 
 impl Deref for SessionCall {
@@ -105,6 +108,12 @@ impl SessionCall {
         (read, timed_out)
     }
 
+    /// How the session's main process ended, once it has: also for one reaped a moment ago
+    /// whose exit is about to be recorded (waited for, at most 1 s). `None` while it runs.
+    pub async fn exited(&self) -> Option<Exit> {
+        self.session.exit_settled().await
+    }
+
     /// The screen as text, and the output position it shows.
     pub fn read_screen(&self, options: ScreenOptions) -> (ScreenText, u64) {
         let s = self.session.state();
@@ -150,11 +159,13 @@ impl SessionCall {
         let read = self.session.output_since(position, 200, false);
         self.session.state().read_cursor = read.position;
         let screen = screen.then(|| self.read_screen(ScreenOptions::CURRENT).0);
+        let exited = self.session.exit_settled().await;
         Answer {
             output: read.output,
             screen,
             end_position: read.position,
             exit_code: self.session.ended_since_input(),
+            exited,
         }
     }
 

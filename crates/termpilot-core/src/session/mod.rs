@@ -6,7 +6,9 @@
 //! - [`log`]: the positioned raw output log; [`text`]: rendered lines from raw bytes.
 //! - [`keys`]: key names to bytes; [`echo`]: masking the echo of typed input.
 //! - [`shell`]: which shell, and how it starts; [`terminal`]: the live session (PTY, threads,
-//!   state); [`phase`]: the command phase decided from OSC 133 marks; [`ops`]: reads and
+//!   state); [`phase`]: the command phase decided from OSC 133 marks; [`command_state`]: the
+//!   one owner of the marks, the phase and the main process's end, and the one end rule
+//!   every wait asks; [`ops`]: reads and
 //!   writes; [`answer`]: when typed input was answered; [`waiter`]: the one wait loop;
 //!   [`wait`] and [`watch`]: waits for a pattern, the end, quiet, triggers;
 //!   [`prompt_exec`] (with [`prompt_exec_capture`], [`prompt_exec_input`],
@@ -20,6 +22,7 @@ pub mod answer;
 pub mod batch;
 pub mod call;
 pub mod capture;
+pub mod command_state;
 pub mod control;
 pub mod dcs_query;
 pub mod echo;

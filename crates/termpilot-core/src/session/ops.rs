@@ -38,6 +38,8 @@ pub const READY_MAX: Duration = Duration::from_secs(10);
 pub const READY_IDLE: Duration = Duration::from_millis(150);
 /// …or this long for a hooked shell that printed no mark at all.
 pub const READY_IDLE_UNMARKED: Duration = Duration::from_secs(1);
+/// How often a silent command session's program is asked whether it reads the terminal.
+const READY_RECHECK: Duration = Duration::from_millis(20);
 
 impl Session {
     /// Waits until the shell's first prompt is drawn, the program exits, or [`READY_MAX`].
@@ -48,7 +50,8 @@ impl Session {
     /// files broke them, or are still running after the first `D`), output followed by
     /// [`READY_IDLE_UNMARKED`] of quiet.
     pub(crate) async fn wait_ready(&self, cancel: &CancellationToken) {
-        self.wait_ready_for(READY_MAX, cancel).await
+        self.wait_ready_until(Instant::now() + READY_MAX, cancel)
+            .await
     }
 
     /// True once a hooked shell has drawn a prompt (its `A` or `B` mark): typed input then
@@ -57,10 +60,10 @@ impl Session {
         self.state().phase().prompt_seen()
     }
 
-    /// [`Session::wait_ready`], bounded by `max`.
-    pub(crate) async fn wait_ready_for(&self, max: Duration, cancel: &CancellationToken) {
+    /// [`Session::wait_ready`], until `deadline` (a call's own, which the wait spends).
+    pub(crate) async fn wait_ready_until(&self, deadline: Instant, cancel: &CancellationToken) {
         Waiter::new(self)
-            .until(Instant::now() + max)
+            .until(deadline)
             .cancel(cancel)
             .run(|now| {
                 let (prompted, marked, printed, last_output, gone) = {
@@ -70,7 +73,7 @@ impl Session {
                         s.phase().prompt_seen(),
                         s.log.end() > 0,
                         s.last_output,
-                        s.exit.is_some() || s.eof,
+                        s.command.ending(),
                     )
                 };
                 if prompted || gone {
@@ -85,10 +88,26 @@ impl Session {
                 match printed {
                     true if now >= idle_at => Look::Done(()),
                     true => Look::Until(idle_at),
+                    // A command session's program that prints nothing first (`cat`) is ready
+                    // once it sleeps reading the terminal.
+                    false if self.is_command() => match self.reads_terminal() {
+                        true => Look::Done(()),
+                        false => Look::Until(now + READY_RECHECK),
+                    },
                     false => Look::Output,
                 }
             })
             .await;
+    }
+
+    /// The terminal's foreground program sleeps reading it (local sessions only).
+    fn reads_terminal(&self) -> bool {
+        if self.shape.remote.is_some() {
+            return false;
+        }
+        let group = self.foreground_group().unwrap_or(self.pid);
+        crate::platform::stdin_tty(self.pid)
+            .is_some_and(|tty| crate::platform::waiting_for_input(group, &tty))
     }
 
     /// A remote session's shell: waits (bounded by [`CONNECT_MAX`], woken by output) until
@@ -103,7 +122,7 @@ impl Session {
             .cancel(cancel)
             .run(|_| {
                 let s = self.state();
-                match s.integrated() || s.exit.is_some() || s.eof {
+                match s.command.integrated() || s.command.ending() {
                     true => Look::Done(()),
                     false => Look::Output,
                 }

@@ -1,9 +1,10 @@
 //! The command phase: the one place that decides, from a shell's OSC 133 marks, whether it
 //! is drawing a prompt, waiting at its line editor, running a command, or has just ended one.
 //!
-//! The reader feeds every trusted mark to [`CommandPhase::on_mark`] as it is scanned; exec,
-//! the wait for a command's end, a new session's readiness, the answer to typed input, the
-//! status in `terminal_list` and the rule for query replies all read the result. None of them
+//! The command state (`command_state.rs`, which owns the phase with the marks and the main
+//! process's end) feeds every trusted mark to [`CommandPhase::on_mark`] as it is scanned and
+//! answers from it what exec, the waits, interrupts, answers, presses and batches ask; a new
+//! session's readiness and the rule for query replies read the phase too. None of them
 //! interprets marks itself.
 //!
 //! | phase now | mark | phase next | also |

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use alacritty_terminal::term::TermMode;
 use tokio_util::sync::CancellationToken;
 
+use super::command_state::{Follow, Verdict};
 use super::integration::{MarkKind, Mode};
 use super::phase::Baseline;
 use super::prompt_exec_capture::ExecCapture;
@@ -25,7 +26,7 @@ use super::prompt_exec_input::InputLooks;
 use super::prompt_exec_render::{Ahead, KEEP_BACK, render_bounded};
 use super::screen;
 use super::terminal::Session;
-use super::wait::{PROGRESS_EVERY, SETTLE};
+use super::wait::PROGRESS_EVERY;
 use super::waiter::{Look, Waited, Waiter};
 use crate::error::{Error, Fault, Result};
 use crate::platform;
@@ -124,7 +125,7 @@ impl Session {
             }
             .into());
         }
-        if self.state().command_running() {
+        if self.state().phase().running() {
             return Err(Fault::CommandStillRunning {
                 id: self.id.clone(),
             }
@@ -152,9 +153,11 @@ impl Session {
             }
             .into());
         }
+        // One deadline for the whole call: the wait for the prompt spends the command's time.
+        let deadline = Instant::now() + req.timeout;
         if self.hooked && !self.prompt_seen() {
             // Started moments ago (or on a loaded machine): type only once the prompt is up.
-            self.wait_ready_for(req.timeout, cancel).await;
+            self.wait_ready_until(deadline, cancel).await;
         }
         self.check_at_prompt()?;
         let mode = self.mode();
@@ -166,7 +169,7 @@ impl Session {
             let rows = screen::plain_rows(&s.emu);
             let cursor_row = s.emu.term().grid().cursor.point.line.0.max(0) as usize;
             (
-                s.baseline(),
+                s.command.baseline(),
                 pos0,
                 s.emu.mode().contains(TermMode::BRACKETED_PASTE),
                 rows.get(cursor_row).cloned().unwrap_or_default(),
@@ -185,7 +188,15 @@ impl Session {
         }
         let mut ahead = None;
         let end = {
-            let wait = self.exec_wait(req, mode, &base, pos0, started, cancel, progress);
+            let wait = self.exec_wait(
+                req,
+                mode,
+                &base,
+                pos0,
+                (started, deadline),
+                cancel,
+                progress,
+            );
             tokio::pin!(wait);
             tokio::select! {
                 end = &mut wait => end,
@@ -293,8 +304,8 @@ impl Session {
             loop {
                 let bytes = {
                     let mut s = self.state();
-                    let from = s.first_since(base, is_output_start).map(|c| c.end);
-                    let first_end = s.first_since(base, is_command_end).map(|d| d.start);
+                    let from = s.command.first_since(base, is_output_start).map(|c| c.end);
+                    let first_end = s.command.first_since(base, is_command_end).map(|d| d.start);
                     let (Some(from), Some(capture_end)) =
                         (from, s.capture.as_ref().map(|c| c.start + c.len()))
                     else {
@@ -335,6 +346,9 @@ impl Session {
             .then(|| super::screen::read(&s.emu, super::screen::ScreenOptions::CURRENT))
     }
 
+    /// Waits for the end of the command typed after `base` (the rule is the command
+    /// state's: [`Follow::typed`]), for quiet, or for the command to stop and read the
+    /// terminal, until the call's deadline.
     #[allow(clippy::too_many_arguments)]
     async fn exec_wait(
         &self,
@@ -342,35 +356,33 @@ impl Session {
         mode: Mode,
         base: &Baseline,
         pos0: u64,
-        started: Instant,
+        (started, deadline): (Instant, Instant),
         cancel: &CancellationToken,
         progress: &dyn Progress,
     ) -> End {
         let tty = platform::stdin_tty(self.pid);
         let mut looks = InputLooks::new(started);
+        let mut follow = Follow::typed(*base, mode == Mode::Osc133, started);
         // Where the echoed command line ends (process-group mode): output starts there.
         let mut echo_end: Option<u64> = None;
-        // Since when the shell has owned the terminal at every look (process-group mode).
-        let mut owned_since: Option<Instant> = None;
         let waited = Waiter::new(self)
-            .until(started + req.timeout)
+            .until(deadline)
             .cancel(cancel)
             .progress(progress)
             .run(|now| {
-                let (last_output, output_bytes, finished, (gone, gone_at)) = {
+                let (last_output, output_bytes) = {
                     let s = self.state();
-                    let finished = match mode {
-                        Mode::Osc133 => by_marks(&s, base),
-                        Mode::ProcessGroup => ByMarks::Running,
-                    };
                     // minOutputBytes counts the command's output only, never its echo: from
-                    // the `C` mark, else from the end of the echoed line.
+                    // the `C` mark, else from the end of the echoed line. The echoed line
+                    // ends with the first newline after it was typed; once seen, it stays
+                    // seen (no need to copy the output again).
                     if echo_end.is_none() {
                         let head = s.log.range(pos0, pos0 + ECHO_WINDOW);
                         echo_end = memchr::memchr(b'\n', &head).map(|i| pos0 + i as u64 + 1);
                     }
                     let output_from = match mode {
                         Mode::Osc133 => s
+                            .command
                             .first_since(base, is_output_start)
                             .map(|c| c.end)
                             .or(echo_end),
@@ -379,53 +391,32 @@ impl Session {
                     (
                         s.last_output,
                         output_from.map_or(0, |from| s.log.end().saturating_sub(from)),
-                        finished,
-                        (s.gone(), s.gone_at()),
                     )
                 };
-                let mut wake = gone_at.unwrap_or(now + PROGRESS_EVERY);
-                match finished {
-                    ByMarks::Done { to, exit } => return Look::Done(End::Done { to, exit }),
-                    ByMarks::Ended { to, exit } => {
-                        // No prompt mark follows: accept the end once the shell owns the
-                        // terminal and the output has settled.
-                        let settled_at = last_output + SETTLE;
-                        let shell_owns = self.foreground_group().is_none_or(|pg| pg == self.pid);
-                        if shell_owns && now >= settled_at {
-                            return Look::Done(End::Done { to, exit });
-                        }
-                        wake = wake.min(settled_at.max(now + Duration::from_millis(1)));
+                let seen = self.seen(now, last_output);
+                let ended = match self.state().command.command_end(&mut follow, &seen) {
+                    // Without marks, the shell owning the terminal counts only once the
+                    // echo came back (before it, the shell has not read the line yet).
+                    Verdict::Yes(end)
+                        if mode == Mode::ProcessGroup
+                            && echo_end.is_none()
+                            && end.exit.is_none() =>
+                    {
+                        Verdict::LookAt(now + super::wait::FOREGROUND_RECHECK)
                     }
-                    ByMarks::Running => {}
-                }
-                if mode == Mode::ProcessGroup {
-                    // The echoed command line ends with the first newline after it was
-                    // typed; once seen, it stays seen (no need to copy the output again).
-                    let echoed = echo_end.is_some();
-                    let shell_owns = self.foreground_group().is_none_or(|pg| pg == self.pid);
-                    // The shell owns the terminal for a moment between two programs of one
-                    // command line (`printf abc; sleep 1; …`): the end needs it to own the
-                    // terminal at two looks SETTLE apart, as well as settled output.
-                    owned_since = if shell_owns {
-                        owned_since.or(Some(now))
-                    } else {
-                        None
-                    };
-                    let settled_at = (last_output.max(started) + SETTLE)
-                        .max(owned_since.unwrap_or(now) + SETTLE);
-                    if echoed && shell_owns {
-                        if now >= settled_at {
-                            let to = self.state().log.end();
-                            return Look::Done(End::Done { to, exit: None });
-                        }
-                        wake = wake.min(settled_at);
-                    } else {
-                        wake = wake.min(now + super::wait::FOREGROUND_RECHECK);
+                    ended => ended,
+                };
+                let mut wake = now + PROGRESS_EVERY;
+                match ended {
+                    Verdict::Yes(end) => {
+                        let to = end.to.unwrap_or_else(|| self.state().log.end());
+                        return Look::Done(End::Done {
+                            to,
+                            exit: end.status,
+                        });
                     }
-                }
-                if gone {
-                    let to = self.state().log.end();
-                    return Look::Done(End::Done { to, exit: None });
+                    Verdict::LookAt(at) => wake = wake.min(at),
+                    Verdict::No => {}
                 }
                 let quiet_since = last_output.max(started);
                 if let Some(quiet) = req.quiet_exit
@@ -460,7 +451,7 @@ impl Session {
                         && self.shape.remote.is_none()
                         // What it printed before it waited (its prompt, or the shell's `D`) is in.
                         && self.scanned_all()
-                        && (program || self.state().phase().command_open_since(&base.phase))
+                        && (program || self.state().command.command_open_since(base))
                         && waits(tty)
                         // And it has read what reached it (the emulator's replies to its
                         // queries): else it has not run since, and may draw more.
@@ -486,16 +477,13 @@ impl Session {
     /// Stops what the command typed after `base` left running and brings the prompt
     /// back: Ctrl+C (the terminal's interrupt, for the foreground group), then — if the
     /// command ignores it — its process group killed as a tree. Bounded by
-    /// [`INTERRUPT_GRACE`] twice; a shell that never returns is left as it is.
+    /// [`INTERRUPT_GRACE`] twice; a shell that never returns is left as it is. Whether it
+    /// still runs is the command state's answer ([`super::command_state::CommandState::still_running`]).
     async fn interrupt(&self, mode: Mode, base: &Baseline) {
+        let marks = mode == Mode::Osc133;
         let running = |s: &Session| -> bool {
-            let fg = s.foreground_group();
-            let program = fg.is_some_and(|pg| pg != s.pid);
-            let by_marks = mode == Mode::Osc133 && {
-                let st = s.state();
-                !matches!(by_marks(&st, base), ByMarks::Done { .. }) && !st.gone()
-            };
-            program || by_marks
+            let seen = s.seen(Instant::now(), Instant::now());
+            s.state().command.still_running(base, marks, &seen)
         };
         if !running(self) {
             return;
@@ -568,32 +556,6 @@ impl Session {
     }
 }
 
-/// What the marks since the command was typed say.
-enum ByMarks {
-    /// Still running (or not started).
-    Running,
-    /// The expected `D` marks arrived, but no prompt `B` after them (yet): a prompt
-    /// framework may have replaced the `PS1` that carries `B`.
-    Ended { to: u64, exit: Option<i32> },
-    /// Ended, and the next prompt is drawn.
-    Done { to: u64, exit: Option<i32> },
-}
-
-/// What the command phase says of the command typed after `base` (see `phase.rs`).
-fn by_marks(s: &super::terminal::State, base: &Baseline) -> ByMarks {
-    match s.phase().ended_since(&base.phase) {
-        Some(end) if end.ready => ByMarks::Done {
-            to: end.at,
-            exit: end.status,
-        },
-        Some(end) => ByMarks::Ended {
-            to: end.at,
-            exit: end.status,
-        },
-        None => ByMarks::Running,
-    }
-}
-
 fn is_output_start(kind: &MarkKind) -> bool {
     matches!(kind, MarkKind::OutputStart)
 }
@@ -612,7 +574,7 @@ fn output_start(
     echo_lines: usize,
 ) -> u64 {
     if mode == Mode::Osc133
-        && let Some(c) = s.first_since(base, is_output_start)
+        && let Some(c) = s.command.first_since(base, is_output_start)
     {
         return c.end;
     }

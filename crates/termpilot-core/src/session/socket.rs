@@ -273,7 +273,7 @@ impl Session {
         let (tx, rx) = sync_channel::<Vec<u8>>(CLIENT_QUEUE);
         let mut s = self.state();
         let redraw = redraw(&s.emu);
-        let id = if s.eof || s.exit.is_some() {
+        let id = if s.command.ending() {
             None
         } else {
             Some(s.attached.add(tx, Box::new(|| {})))
@@ -416,7 +416,7 @@ mod unix {
         });
         let id = {
             let mut s = session.state();
-            if s.eof || s.exit.is_some() {
+            if s.command.ending() {
                 let _ = tx.try_send(redraw(&s.emu));
                 let _ = tx.try_send(b"\r\n[termpilot: the session has ended]\r\n".to_vec());
                 drop(tx);

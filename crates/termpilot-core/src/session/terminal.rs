@@ -16,11 +16,12 @@ use alacritty_terminal::grid::Dimensions;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use tokio::sync::{oneshot, watch};
 
+use super::command_state::{CommandState, Seen};
 use super::echo::EchoMask;
 use super::emulator::{Emulator, Size};
-use super::integration::{self, Mark, MarkKind, Mode, Scanner};
+use super::integration::{self, Mode, Scanner};
 use super::log::{DEFAULT_CAPACITY, OutputLog};
-use super::phase::{Baseline, CommandPhase};
+use super::phase::CommandPhase;
 use super::replies::{Asker, ReplyContext};
 use super::shell::SessionShell;
 use super::text::LineHistory;
@@ -101,147 +102,24 @@ pub(crate) struct State {
     /// Taken at the last write, before the bytes went out (see `answer.rs`).
     pub(super) input_snapshot: super::answer::InputSnapshot,
     pub(super) last_output: Instant,
-    pub(super) exit: Option<Exit>,
-    /// When `exit` was recorded.
-    pub(super) exited_at: Option<Instant>,
-    pub(super) eof: bool,
     /// When each `terminal_watch` trigger last matched, for its cooldown.
     pub(super) cooldowns: std::collections::HashMap<String, Instant>,
-    /// Shell-integration marks seen lately (OSC 133 / OSC 7), oldest first.
-    pub(super) marks: std::collections::VecDeque<Mark>,
-    /// How many marks were ever seen (the first kept is number `marks_seen - marks.len()`).
-    pub(super) marks_seen: u64,
-    /// The working directory the shell last reported (OSC 7).
-    pub(super) reported_cwd: Option<String>,
     /// The whole output of the running `terminal_exec`, if one runs.
     pub(super) capture: Option<super::prompt_exec_capture::ExecCapture>,
-    scanner: Scanner,
-    /// Only signed marks count (the shell runs our hooks).
-    signed: bool,
-    /// Where the shell is by its marks (`phase.rs`: the one place that decides).
-    phase: CommandPhase,
-    /// The phase just before each kept mark (same order as `marks`): where a reader that
-    /// starts at an output position began.
-    phase_before: std::collections::VecDeque<CommandPhase>,
+    /// The shell's marks, its command phase and the main process's end: the one owner of
+    /// "has the command ended" (`command_state.rs`).
+    pub(super) command: CommandState,
     /// People attached over the session's socket; every output chunk is queued for them.
     pub(super) attached: super::socket::Clients,
 }
 
-/// How long after its exit a program's output may still be arriving.
-pub const DRAIN_GRACE: Duration = Duration::from_millis(100);
-
 /// The longest [`Session::exit_now`] waits for the waiter thread to record an exit it reaped.
 const EXIT_RECORD_WAIT: Duration = Duration::from_secs(1);
 
-/// Most marks kept.
-const MAX_MARKS: usize = 512;
-
 impl State {
-    /// Marks numbered from `seq` on (numbers count every mark ever seen).
-    pub fn marks_since(&self, seq: u64) -> impl Iterator<Item = &Mark> {
-        let first = self.marks_seen - self.marks.len() as u64;
-        self.marks.iter().skip(seq.saturating_sub(first) as usize)
-    }
-
     /// The command phase now.
     pub fn phase(&self) -> &CommandPhase {
-        &self.phase
-    }
-
-    /// A command runs (see `phase.rs`).
-    pub fn command_running(&self) -> bool {
-        self.phase.running()
-    }
-
-    /// Where a reader starting now begins.
-    pub fn baseline(&self) -> Baseline {
-        Baseline {
-            seq: self.marks_seen,
-            phase: self.phase,
-        }
-    }
-
-    /// Where a reader of the output from position `since` on began: the phase before the
-    /// first kept mark at or after `since` (a command that ended after `since` has ended for
-    /// it), else the phase now.
-    pub fn baseline_at(&self, since: u64) -> Baseline {
-        let after = self
-            .marks
-            .iter()
-            .rev()
-            .take_while(|m| m.start >= since)
-            .count();
-        let index = self.marks.len() - after;
-        Baseline {
-            seq: self.marks_seen - after as u64,
-            phase: self.phase_before.get(index).copied().unwrap_or(self.phase),
-        }
-    }
-
-    /// The first mark of `kind`'s sort after `base` (an output start, a command end).
-    pub fn first_since(&self, base: &Baseline, wanted: fn(&MarkKind) -> bool) -> Option<&Mark> {
-        self.marks_since(base.seq).find(|m| wanted(&m.kind))
-    }
-
-    /// True once nothing more will come: the output reached its end, or the program exited
-    /// [`DRAIN_GRACE`] ago (a background child may keep the terminal open). The program's last
-    /// bytes can still be in flight when its exit is reaped, hence the grace.
-    pub fn gone(&self) -> bool {
-        self.eof || self.exited_at.is_some_and(|t| t.elapsed() >= DRAIN_GRACE)
-    }
-
-    /// When [`State::gone`] becomes true without an end of output, if the program exited.
-    pub fn gone_at(&self) -> Option<Instant> {
-        self.exited_at.map(|t| t + DRAIN_GRACE)
-    }
-
-    /// True once the shell has printed a prompt mark: its commands can be followed exactly.
-    pub fn integrated(&self) -> bool {
-        self.marks_seen > 0
-    }
-
-    /// Records the marks in `chunk` (at position `at`) and returns where the command phase
-    /// changes in it: (position just after a mark, inside a command from there on, command
-    /// boundaries seen by then).
-    fn record_marks(&mut self, chunk: &[u8], at: u64) -> Vec<(u64, bool, u64)> {
-        let mut cuts = Vec::new();
-        let mut found = Vec::new();
-        self.scanner.feed(chunk, at, &mut found);
-        for mark in found {
-            if self.signed {
-                let trusted = match &mark.kind {
-                    // The hook prints OSC 7 right after its `D` (or before any mark).
-                    MarkKind::Cwd(_) => self
-                        .marks
-                        .back()
-                        .is_none_or(|m| matches!(m.kind, MarkKind::CommandEnd(_))),
-                    _ => mark.signed,
-                };
-                if !trusted {
-                    continue;
-                }
-            }
-            let before = self.phase;
-            match &mark.kind {
-                MarkKind::Cwd(dir) => self.reported_cwd = Some(dir.clone()),
-                kind => {
-                    self.phase.on_mark(kind, mark.start);
-                    cuts.push((
-                        mark.end,
-                        self.phase.inside_command(),
-                        self.phase.boundaries(),
-                    ));
-                }
-            }
-            self.marks.push_back(mark);
-            self.phase_before.push_back(before);
-            self.marks_seen += 1;
-            if self.marks.len() > MAX_MARKS {
-                self.marks.pop_front();
-                self.phase_before.pop_front();
-            }
-        }
-        cuts
+        self.command.phase()
     }
 
     /// Feeds `chunk` (at `at`) to the emulator, split where the command phase changes, and
@@ -423,18 +301,13 @@ impl Session {
             input_at: 0,
             input_snapshot: Default::default(),
             last_output: now,
-            exit: None,
-            exited_at: None,
-            eof: false,
             cooldowns: Default::default(),
-            marks: Default::default(),
-            marks_seen: 0,
-            reported_cwd: None,
             capture: None,
-            scanner,
-            signed: hooked,
-            phase: CommandPhase::new(hooked && shape.shell.kind == super::shell::ShellKind::Sh),
-            phase_before: Default::default(),
+            command: CommandState::new(
+                scanner,
+                hooked,
+                hooked && shape.shell.kind == super::shell::ShellKind::Sh,
+            ),
             attached: Default::default(),
         }));
         let (events, _) = watch::channel(0u64);
@@ -447,7 +320,7 @@ impl Session {
             master_fd,
             pid,
             hooked,
-            super::replies::counter(&state, |s: &State| s.phase.boundaries()),
+            super::replies::counter(&state, |s: &State| s.phase().boundaries()),
             reader_idle.clone(),
         );
         spawn_thread(&id, "writer", move || {
@@ -485,9 +358,7 @@ impl Session {
                     },
                 };
                 {
-                    let mut s = lock(&state);
-                    s.exit = Some(exit);
-                    s.exited_at = Some(Instant::now());
+                    lock(&state).command.on_exit(exit, Instant::now());
                 }
                 events.send_modify(|n| *n += 1);
             })?;
@@ -553,7 +424,7 @@ impl Session {
 
     /// How the main process ended, if it has.
     pub fn exit(&self) -> Option<Exit> {
-        self.state().exit.clone()
+        self.state().command.exit().cloned()
     }
 
     /// [`Session::exit`], also for a process already reaped whose end the waiter thread is
@@ -577,6 +448,49 @@ impl Session {
         None
     }
 
+    /// The main process still runs: it exists, is no zombie, and is the one started.
+    pub(crate) fn main_alive(&self) -> bool {
+        platform::is_same_process(self.pid, self.pid_start)
+    }
+
+    /// The shell (not a program it started) owns the terminal, or its owner is unknown.
+    pub(crate) fn shell_owns(&self) -> bool {
+        self.foreground_group().is_none_or(|pg| pg == self.pid)
+    }
+
+    /// What a look at `now` sees outside the command state (see `command_state.rs`).
+    pub(crate) fn seen(&self, now: Instant, last_output: Instant) -> Seen {
+        Seen {
+            now,
+            shell_owns: self.shell_owns(),
+            last_output,
+        }
+    }
+
+    /// [`Session::exit`], waiting (bounded by [`EXIT_RECORD_WAIT`], woken by the record's
+    /// event) when the main process is already gone or a zombie but its exit is not
+    /// recorded yet: a caller that saw the program end is told how. `None` at once while it
+    /// lives.
+    pub(crate) async fn exit_settled(&self) -> Option<Exit> {
+        if let Some(exit) = self.exit() {
+            return Some(exit);
+        }
+        if self.main_alive() {
+            return None;
+        }
+        let waited = super::waiter::Waiter::new(self)
+            .until(Instant::now() + EXIT_RECORD_WAIT)
+            .run(|_| match self.exit() {
+                Some(exit) => super::waiter::Look::Done(exit),
+                None => super::waiter::Look::Output,
+            })
+            .await;
+        match waited {
+            super::waiter::Waited::Done(exit) => Some(exit),
+            _ => None,
+        }
+    }
+
     /// The terminal's foreground process group (Unix), if known.
     pub fn foreground_group(&self) -> Option<i32> {
         self.master_fd.and_then(platform::foreground_group)
@@ -597,7 +511,7 @@ impl Session {
 
     /// What `terminal_list` shows, read with one short lock.
     pub fn status(&self) -> Status {
-        let (exited, last_output, reported_cwd, running, size) = {
+        let (exited, last_output, reported_cwd, size) = {
             let s = self.state();
             let grid = s.emu.term().grid();
             let size = Size {
@@ -605,18 +519,21 @@ impl Session {
                 rows: grid.screen_lines() as u16,
             };
             (
-                s.exit.is_some(),
+                s.command.exit().is_some(),
                 s.last_output,
-                s.reported_cwd.clone(),
-                s.command_running(),
+                s.command.reported_cwd().map(str::to_string),
                 size,
             )
         };
         let used = *self.last_used.lock().unwrap_or_else(|e| e.into_inner());
         let foreground = self.foreground_group().filter(|&pg| pg != self.pid);
+        let busy = self
+            .state()
+            .command
+            .busy(self.is_command(), foreground.is_some());
         Status {
             alive: !exited,
-            busy: !exited && (self.is_command() || foreground.is_some() || running),
+            busy,
             foreground: foreground.and_then(platform::process_name),
             cwd: reported_cwd
                 .map(PathBuf::from)
@@ -629,7 +546,7 @@ impl Session {
 
     /// The shell's working directory: as the shell last reported it, else as the OS says.
     pub fn cwd(&self) -> PathBuf {
-        if let Some(dir) = self.state().reported_cwd.clone() {
+        if let Some(dir) = self.state().command.reported_cwd().map(str::to_string) {
             return PathBuf::from(dir);
         }
         platform::process_cwd(self.pid).unwrap_or_else(|| self.shape.cwd.clone())
@@ -637,7 +554,7 @@ impl Session {
 
     /// How this session's commands are followed.
     pub fn mode(&self) -> Mode {
-        if self.state().integrated() {
+        if self.state().command.integrated() {
             Mode::Osc133
         } else {
             Mode::ProcessGroup
@@ -667,19 +584,18 @@ impl Session {
 
     /// True once the shell has printed a prompt mark: its commands can be followed exactly.
     pub fn integrated(&self) -> bool {
-        self.state().integrated()
+        self.state().command.integrated()
     }
 
     /// True once the main process exited and its output reached its end.
     pub fn output_ended(&self) -> bool {
         let s = self.state();
-        s.exit.is_some() && s.eof
+        s.command.exit().is_some() && s.command.output_ended()
     }
 
     /// True once the main process exited or its output reached its end.
     pub fn ending(&self) -> bool {
-        let s = self.state();
-        s.exit.is_some() || s.eof
+        self.state().command.ending()
     }
 
     /// The screen as plain text (for a person, a resource read, a last screen).
@@ -716,14 +632,14 @@ impl Session {
             text: super::screen::plain_text(&s.emu),
             redraw: super::redraw::redraw(&s.emu),
             cwd: s
-                .reported_cwd
-                .clone()
-                .unwrap_or_else(|| self.shape.cwd.display().to_string()),
+                .command
+                .reported_cwd()
+                .map_or_else(|| self.shape.cwd.display().to_string(), str::to_string),
             size: Size {
                 cols: grid.columns() as u16,
                 rows: grid.screen_lines() as u16,
             },
-            exit: s.exit.clone(),
+            exit: s.command.exit().cloned(),
         }
     }
 
@@ -862,7 +778,7 @@ impl Drop for Session {
             Ok(survivors) => survivors.is_some(),
             Err(_) => true,
         };
-        let running = lock(&self.state).exit.is_none();
+        let running = lock(&self.state).command.exit().is_none();
         let kill = move || {
             if running {
                 platform::kill_tree(pid);
@@ -971,8 +887,8 @@ fn reader_loop(
             s.log.push(chunk, started.elapsed());
             s.history.feed(chunk);
             s.echo.observe(chunk, start);
-            let before = (s.phase.inside_command(), s.phase.boundaries());
-            let cuts = s.record_marks(chunk, start);
+            let before = (s.phase().inside_command(), s.phase().boundaries());
+            let cuts = s.command.on_output(chunk, start);
             if let Some(capture) = &mut s.capture {
                 capture.push(chunk);
             }
@@ -1004,7 +920,7 @@ fn reader_loop(
     }
     {
         let mut s = lock(&state);
-        s.eof = true;
+        s.command.on_eof();
         s.attached.end();
     }
     events.send_modify(|n| *n += 1);

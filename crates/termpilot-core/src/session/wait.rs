@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
+use super::command_state::{End, Follow, Verdict};
 use super::scan::LineScan;
 use super::screen;
 use super::terminal::{Exit, Session};
@@ -119,9 +120,10 @@ impl Session {
         let start = Instant::now();
         // Marks from `since` on count: a command that ended between the input and this
         // call (vim quit by the write before) has ended for this wait too.
-        let base = self.state().baseline_at(since);
+        let base = self.state().command.baseline_at(since);
+        let mut follow = Follow::current(base, self.is_command(), start);
         let mut scan = LineScan::new(since);
-        let outcome = |reason, matched: Option<(String, String, u64)>| {
+        let outcome = |reason, matched: Option<(String, String, u64)>, exit: Option<Exit>| {
             let s = self.state();
             let (m, line, pos) = match matched {
                 Some((m, l, p)) => (Some(m), Some(l), p),
@@ -132,7 +134,7 @@ impl Session {
                 matched: m,
                 matched_line: line,
                 position: pos,
-                exit: s.exit.clone(),
+                exit: exit.or_else(|| s.command.exit().cloned()),
             }
         };
         let waited = Waiter::new(self)
@@ -140,75 +142,58 @@ impl Session {
             .cancel(cancel)
             .progress(progress)
             .run(|now| {
-                let (end, last_output, gone, gone_at) = {
+                let (end, last_output) = {
                     let s = self.state();
-                    (s.log.end(), s.last_output, s.gone(), s.gone_at())
+                    (s.log.end(), s.last_output)
                 };
-                // When the next timer-driven look is due, if nothing else happens first.
-                let mut wake_at = gone_at;
-                match until {
-                    Until::Pattern(re, On::Stream) => {
-                        if let Some(found) = find_in_stream(&mut scan, self, re) {
-                            return Look::Done((Reason::Matched, Some(found)));
-                        }
-                    }
+                let found = match until {
+                    Until::Pattern(re, On::Stream) => find_in_stream(&mut scan, self, re),
                     Until::Pattern(re, On::Screen) => {
                         let text = screen::match_text(&self.state().emu);
-                        if let Some(m) = re.find(&text) {
+                        re.find(&text).map(|m| {
                             let line_start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
                             let line_end = text[m.end()..]
                                 .find('\n')
                                 .map_or(text.len(), |i| m.end() + i);
                             let line = text[line_start..line_end].to_string();
-                            let found = (m.as_str().to_string(), line, end);
-                            return Look::Done((Reason::Matched, Some(found)));
-                        }
+                            (m.as_str().to_string(), line, end)
+                        })
                     }
-                    Until::Exit if self.is_command() => {}
-                    Until::Exit => {
-                        // With prompt marks, a command between `C` and its end is still
-                        // running even when the shell itself owns the terminal (`read -p`).
-                        let (running, prompted) = {
-                            let s = self.state();
-                            (
-                                s.command_running(),
-                                s.phase().prompt_back_since(&base.phase),
-                            )
-                        };
-                        let shell_owns =
-                            self.foreground_group().is_none_or(|pg| pg == self.pid) && !running;
-                        // A prompt drawn since the wait began says the command is over at
-                        // once; without marks, the output must also have settled.
-                        let settled_at = last_output.max(start) + SETTLE;
-                        if shell_owns && (prompted || now >= settled_at) {
-                            return Look::Done((Reason::Exit, None));
-                        }
-                        let at = if shell_owns {
-                            settled_at
-                        } else {
-                            now + FOREGROUND_RECHECK
-                        };
-                        wake_at = Some(wake_at.map_or(at, |w| w.min(at)));
-                    }
-                    Until::Quiet(quiet) => {
-                        let quiet_at = last_output.max(start) + *quiet;
-                        if now >= quiet_at {
-                            return Look::Done((Reason::Quiet, None));
-                        }
-                        wake_at = Some(wake_at.map_or(quiet_at, |w| w.min(quiet_at)));
-                    }
+                    Until::Exit | Until::Quiet(_) => None,
+                };
+                if let Some(found) = found {
+                    return Look::Done((Reason::Matched, Some(found), None));
                 }
-                if gone {
-                    // The program is gone: nothing more will come.
-                    return Look::Done((Reason::Exit, None));
+                // The end of the command (or of the program: nothing more will come).
+                let ended = match until {
+                    Until::Exit => {
+                        let seen = self.seen(now, last_output);
+                        self.state().command.command_end(&mut follow, &seen)
+                    }
+                    _ => self.state().command.program_end(now).map(|exit| End {
+                        to: None,
+                        status: exit.code,
+                        exit: Some(exit),
+                    }),
+                };
+                let mut wake_at = match ended {
+                    Verdict::Yes(end) => return Look::Done((Reason::Exit, None, end.exit)),
+                    other => other.look_at(),
+                };
+                if let Until::Quiet(quiet) = until {
+                    let quiet_at = last_output.max(start) + *quiet;
+                    if now >= quiet_at {
+                        return Look::Done((Reason::Quiet, None, None));
+                    }
+                    wake_at = Some(wake_at.map_or(quiet_at, |w| w.min(quiet_at)));
                 }
                 wake_at.map_or(Look::Output, Look::Until)
             })
             .await;
         match waited {
-            Waited::Done((reason, matched)) => outcome(reason, matched),
-            Waited::Deadline => outcome(Reason::Timeout, None),
-            Waited::Cancelled => outcome(Reason::Cancelled, None),
+            Waited::Done((reason, matched, exit)) => outcome(reason, matched, exit),
+            Waited::Deadline => outcome(Reason::Timeout, None, None),
+            Waited::Cancelled => outcome(Reason::Cancelled, None, None),
         }
     }
 
@@ -225,15 +210,15 @@ impl Session {
             .until(start + max)
             .cancel(cancel)
             .run(|now| {
-                let (last_output, gone) = {
+                let (last_output, ended) = {
                     let s = self.state();
-                    (s.last_output, s.exit.is_some() && s.eof)
+                    (s.last_output, s.command.program_end(now))
                 };
                 let idle_at = last_output.max(start) + idle;
-                if now >= idle_at || gone {
+                if now >= idle_at || matches!(ended, Verdict::Yes(_)) {
                     return Look::Done(());
                 }
-                Look::Until(idle_at)
+                Look::Until(ended.look_at().map_or(idle_at, |at| at.min(idle_at)))
             })
             .await;
         matches!(waited, Waited::Deadline)

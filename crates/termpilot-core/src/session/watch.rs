@@ -8,6 +8,7 @@ use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
 use super::call::SessionCall;
+use super::command_state::Verdict;
 use super::scan::LineScan;
 use super::terminal::Session;
 use super::waiter::{Look, Waited, Waiter};
@@ -78,9 +79,9 @@ impl SessionCall {
             .cancel(cancel)
             .progress(progress)
             .run(|now| {
-                let (last_output, gone, gone_at) = {
+                let (last_output, program) = {
                     let s = self.state();
-                    (s.last_output, s.gone(), s.gone_at())
+                    (s.last_output, s.command.program_end(now))
                 };
                 let mut hit: Option<(String, String, Vec<String>)> = None;
                 let after = scan.next(self, |line| {
@@ -115,10 +116,10 @@ impl SessionCall {
                         position: pos,
                     });
                 }
-                if gone {
+                if let Verdict::Yes(_) = program {
                     return Look::Done(ended(WatchReason::Exit, pos));
                 }
-                let mut wake = gone_at;
+                let mut wake = program.look_at();
                 if let Some(q) = quiet {
                     let quiet_at = last_output.max(start) + q;
                     if now >= quiet_at {
