@@ -1767,7 +1767,6 @@ async fn batch_stops_at_the_first_failing_action() {
 
 /// batch.test.ts: "stops when the process exits partway through"
 #[tokio::test]
-#[ignore = "needs the core's batch to stop at an exit (issue 33, fixed in session/batch.rs on another branch); run with --ignored once merged"]
 async fn batch_stops_when_the_process_exits() {
     let s = server().await;
     let id = create(&s, json!({"command": "cat"})).await;
