@@ -256,6 +256,11 @@ impl CommandState {
         &self.phase
     }
 
+    /// When the main process's exit was recorded, if it was.
+    pub fn exited_at(&self) -> Option<Instant> {
+        self.exited_at
+    }
+
     /// How the main process ended, once recorded.
     pub fn exit(&self) -> Option<&Exit> {
         self.exit.as_ref()

@@ -568,7 +568,7 @@ impl Session {
 
     /// When the main process exited, if it has.
     pub fn exited_at(&self) -> Option<Instant> {
-        self.state().exited_at
+        self.state().command.exited_at()
     }
 
     /// True while the program on screen has turned on bracketed paste (`ESC [?2004h`).
@@ -616,7 +616,13 @@ impl Session {
     fn drained(&self) -> MutexGuard<'_, State> {
         loop {
             let s = self.state();
-            if s.exited_at.is_none() || s.gone() {
+            let exited = s.command.exit().is_some();
+            if !exited
+                || matches!(
+                    s.command.program_end(Instant::now()),
+                    super::command_state::Verdict::Yes(_)
+                )
+            {
                 return s;
             }
             drop(s);
