@@ -518,17 +518,17 @@ async fn a_command_sessions_wait_read_and_list_give_its_exit_status() {
     )
     .await;
     assert!(
-        w.starts_with("The command exited (exit code 3)."),
+        w.starts_with("The command exited (exit code 3)"),
         "[exit status in terminal_wait] {w}"
     );
     let r = prose(&server, "terminal_read", json!({"sessionId": 1})).await;
     assert!(
-        r.contains("The command exited (exit status 3)") && r.contains("failed: 2 errors"),
+        r.contains("The command exited (exit code 3)") && r.contains("failed: 2 errors"),
         "[exit status in terminal_read] {r}"
     );
     let l = prose(&server, "terminal_list", json!({})).await;
     assert!(
-        l.contains("ended (exit status 3)"),
+        l.contains("EXITED (exit code 3)"),
         "[exit status in terminal_list] {l}"
     );
     server.stop().await;
@@ -555,7 +555,7 @@ async fn an_exit_during_a_press_or_a_batch_is_reported() {
     )
     .await;
     assert!(
-        p.contains("The command exited (exit status 0)"),
+        p.contains("The command exited (exit code 0)"),
         "[the press reports the exit] {p}"
     );
     prose(&server, "terminal_create", json!({"command": "cat"})).await;
@@ -571,11 +571,11 @@ async fn an_exit_during_a_press_or_a_batch_is_reported() {
         .await;
     let b = common::text(&b);
     assert!(
-        b.contains("actions 1–2 were sent"),
+        b.contains("Stopped after action 2 of 3 (press Ctrl+D): the process exited"),
         "[stopped after the exit] {b}"
     );
     assert!(
-        b.contains("The command exited (exit status 0)"),
+        b.contains("The command exited (exit code 0)"),
         "[reported] {b}"
     );
     let screen = &b[b.find("Screen (").unwrap_or(0)..];

@@ -169,7 +169,17 @@ fn check_types(schema: &JsonObject, value: &Value, path: &str) -> Result<(), Str
         }
         Value::Object(fields) => {
             if let Some(Value::Object(props)) = schema.get("properties") {
+                let required = |key: &str| {
+                    schema
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .is_some_and(|r| r.iter().any(|k| k == key))
+                };
                 for (key, v) in fields {
+                    // A null optional field reads as absent, as it does for the native tools.
+                    if v.is_null() && !required(key) {
+                        continue;
+                    }
                     if let Some(Value::Object(field)) = props.get(key) {
                         let child = if path.is_empty() {
                             key.clone()

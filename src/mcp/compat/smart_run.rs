@@ -216,7 +216,7 @@ pub fn run() -> Finish {
                 .unwrap_or_default()
                 .to_string();
             let args = strings(&given, "args");
-            let call = native_call(
+            let mut call = native_call(
                 &given,
                 &[
                     "cmd",
@@ -230,6 +230,9 @@ pub fn run() -> Finish {
                     "successFilePattern",
                 ],
             );
+            // maxOutputBytes caps raw bytes here, as upstream counts them (natively it caps
+            // the reply's escaped text).
+            call.insert("rawOutputCap".into(), json!(true));
             let value = call_native(&native, ctx, call, &cmd).await?;
             let mut out = envelope(&value, &given);
             let stdout = out["stdout"]["raw"]

@@ -625,7 +625,10 @@ fn batched(ctx: &ToolCtx, id: &str, v: &Value, given: &JsonObject) -> Result<Rep
         })
         .unwrap_or_default();
     let plural = |n: usize| if n == 1 { "" } else { "s" };
-    if v["ok"] == false {
+    // The program exited partway: the native batch stops there (as a failed action); upstream
+    // says the process exited, not that the next action failed.
+    let exited_partway = exit.is_some() && done < total;
+    if v["ok"] == false && !exited_partway {
         let at = v["failedAction"]
             .as_u64()
             .map(|a| a as usize)
