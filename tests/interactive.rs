@@ -327,3 +327,78 @@ async fn pasted_text_cannot_end_the_paste_early() {
     );
     server.stop().await;
 }
+
+/// `terminal_start` with `command` is the one-call way to start an interactive program: a
+/// REPL answers with its prompt and waitingForInput, as terminal_exec of it would (issue 32
+/// item 2).
+#[tokio::test]
+async fn starting_a_repl_answers_with_its_prompt_waiting_for_input_in_one_call() {
+    if !has("/usr/bin/python3") {
+        return;
+    }
+    let server = start().await;
+    let started = server
+        .ok(
+            "terminal_start",
+            json!({"command": "/usr/bin/python3 -q", "cols": 100, "rows": 30}),
+        )
+        .await;
+    assert_eq!(started["waitingForInput"], true, "{started}");
+    assert_eq!(started["prompt"], ">>>", "[the line it asks on] {started}");
+    assert!(
+        started["banner"].as_str().unwrap().ends_with(">>>"),
+        "{started}"
+    );
+    assert!(started.get("screen").is_none(), "{started}");
+    // It is ready: what is typed next is answered.
+    let id = started["sessionId"].as_str().unwrap();
+    let answer = server
+        .ok("terminal_write", json!({"sessionId": id, "data": "2+2\r"}))
+        .await;
+    assert!(answer["output"].as_str().unwrap().contains('4'), "{answer}");
+    server.stop().await;
+}
+
+/// A full-screen program started with `terminal_start` comes back as terminal_exec of the
+/// same program gives it: waitingForInput and its first screen as trimmed text (not the
+/// stream of cursor moves and padding that drew it), in a reply of at most 2,500 bytes.
+#[tokio::test]
+async fn starting_vim_answers_with_its_first_screen_as_exec_gives_it() {
+    if !has("/usr/bin/vim") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("note.txt");
+    std::fs::write(&file, "first line\nsecond line\n").unwrap();
+    // No swap file: the second vim opens the file as the first did.
+    let vim = format!("/usr/bin/vim -n -Nu NONE {}", file.display());
+    let server = start().await;
+    let started = server
+        .ok(
+            "terminal_start",
+            json!({"command": vim, "cols": 100, "rows": 30}),
+        )
+        .await;
+    let bytes = started.to_string().len();
+    eprintln!("terminal_start vim reply: {bytes} bytes");
+    assert_eq!(started["waitingForInput"], true, "{started}");
+    assert_eq!(started["banner"], "", "{started}");
+    assert!(started.get("prompt").is_none(), "{started}");
+    assert_eq!(started["screen"]["altScreen"], true, "{started}");
+    let text = started["screen"]["text"].as_str().expect("screen text");
+    assert!(
+        text.lines().last().is_some_and(|l| l.contains("2L, 23B")),
+        "[the whole first screen, down to the message drawn last] {text}"
+    );
+    assert!(bytes <= 2500, "{bytes} bytes: {started}");
+
+    // The same program run by terminal_exec at the same size shows the same screen.
+    let id = bash(&server).await;
+    let r = exec(&server, &id, &vim).await;
+    assert_eq!(r["waitingForInput"], true, "{r}");
+    assert_eq!(r["screen"]["text"], started["screen"]["text"]);
+    server
+        .ok("terminal_write", json!({"sessionId": id, "data": ":q!\r"}))
+        .await;
+    server.stop().await;
+}

@@ -105,15 +105,45 @@ pub struct ExecResult {
     pub hint: Option<String>,
 }
 
-fn shape(o: ExecOutcome) -> ExecResult {
-    let hint = if o.screen.is_some() {
+/// What a running program's wait for input gives a reply, `terminal_exec`'s and a command
+/// session's `terminal_start`'s alike: `waitingForInput`, the `prompt` line (not for a
+/// full-screen program, whose `screen` stands in for the output) and the hint.
+pub(super) struct Waiting {
+    pub waiting_for_input: Option<bool>,
+    pub prompt: Option<String>,
+    pub screen: Option<crate::mcp::wire::screen::ScreenText>,
+    pub hint: Option<String>,
+}
+
+pub(super) fn waiting(
+    waiting_for_input: Option<String>,
+    screen: Option<termpilot_core::session::screen::ScreenText>,
+) -> Waiting {
+    let hint = if screen.is_some() {
         Some("A full-screen program is running; its screen is in `screen`: drive it with terminal_write or terminal_send_key (each returns once it answered), and terminal_wait until:exit after quitting it.".to_string())
+    } else if waiting_for_input.is_some() {
+        Some("The command is waiting for input: answer with terminal_write (e.g. data \"y\\r\"), then terminal_wait until:exit.".to_string())
+    } else {
+        None
+    };
+    Waiting {
+        waiting_for_input: waiting_for_input.is_some().then_some(true),
+        prompt: waiting_for_input.filter(|_| screen.is_none()),
+        screen: screen.map(Into::into),
+        hint,
+    }
+}
+
+fn shape(mut o: ExecOutcome) -> ExecResult {
+    let w = waiting(o.waiting_for_input.take(), o.screen.take());
+    let hint = if w.screen.is_some() {
+        w.hint.clone()
     } else if o.timed_out {
         Some("The command is still running: wait with terminal_wait (until:exit), read new output with terminal_read, or stop it with terminal_send_key Ctrl+C.".to_string())
     } else if o.quiet_exited {
         Some("Command is still running (its output went quiet): read more with terminal_read, or stop it with terminal_send_key Ctrl+C.".to_string())
-    } else if o.waiting_for_input.is_some() {
-        Some("The command is waiting for input: answer with terminal_write (e.g. data \"y\\r\"), then terminal_wait until:exit.".to_string())
+    } else if w.waiting_for_input.is_some() {
+        w.hint.clone()
     } else if o.cancelled {
         Some("The exec was cancelled: the command was interrupted (Ctrl+C, then its process group killed if it ignored that) and the prompt is back.".to_string())
     } else if o.mode == Mode::ProcessGroup {
@@ -133,13 +163,13 @@ fn shape(o: ExecOutcome) -> ExecResult {
         timed_out: o.timed_out,
         duration_ms: o.duration.as_millis() as u64,
         quiet_exited: o.quiet_exited.then_some(true),
-        waiting_for_input: o.waiting_for_input.is_some().then_some(true),
-        prompt: o.waiting_for_input.filter(|_| o.screen.is_none()),
+        waiting_for_input: w.waiting_for_input,
+        prompt: w.prompt,
         truncated: (o.omitted_lines > 0 || o.cut_lines > 0).then_some(true),
         full_output_path: o.full_output_path.map(|p| p.display().to_string()),
         spill_error: o.spill_error,
         position: o.position,
-        screen: o.screen.map(Into::into),
+        screen: w.screen,
         hint,
     }
 }

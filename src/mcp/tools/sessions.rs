@@ -21,7 +21,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_start",
             "Start a terminal",
-            "Open a shell on a real terminal (or one program: `command`).",
+            "Open a shell on a real terminal, or start one program (`command`: python3, vim FILE) and see it ready in one call: its prompt or screen and waitingForInput, as terminal_exec gives them.",
             Hints::ADDITIVE,
             start,
         )
@@ -108,6 +108,17 @@ pub struct StartResult {
     pub via: Option<String>,
     /// The sandbox the session runs in: off, read-only or workspace-write.
     pub sandbox: &'static str,
+    /// A `command` that waits for input once started (as terminal_exec tells it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting_for_input: Option<bool>,
+    /// The line the command is asking on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// A full-screen `command` (vim, less, htop): its screen as text, in place of `banner`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen: Option<crate::mcp::wire::screen::ScreenText>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
@@ -140,9 +151,10 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
     let session = tokio::task::spawn_blocking(move || sessions.start(request))
         .await
         .map_err(|e| ToolError::new(format!("The session could not be started ({e}).")))??;
-    session.wait_ready(&ctx.cancel).await;
+    let ready = session.wait_started(&ctx.cancel).await;
     crate::mcp::remote::session::check_started(&ctx, &session).await?;
     let banner = session.take_banner(50);
+    let waiting = super::exec::waiting(ready.waiting_for_input, ready.screen);
     Ok(StartResult {
         session_id: session.id().to_string(),
         name: session.shape().name.clone(),
@@ -150,7 +162,11 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         shell_type: session.shape().shell.kind.name().to_string(),
         cwd: session.shape().cwd.display().to_string(),
         pid: session.pid(),
-        banner: banner.output,
+        // A full-screen program's output is cursor moves and padding: its screen stands in.
+        banner: match waiting.screen {
+            Some(_) => String::new(),
+            None => banner.output,
+        },
         integration: session.mode().as_str().into(),
         attach: session.attach_command(),
         cols: session.shape().size.cols,
@@ -166,6 +182,10 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
             .as_ref()
             .map(|_| crate::mcp::remote::VIA_TERMINAL.to_string()),
         sandbox: termpilot_core::sandbox::session_mode(&session.shape().env).as_str(),
+        waiting_for_input: waiting.waiting_for_input,
+        prompt: waiting.prompt,
+        screen: waiting.screen,
+        hint: waiting.hint,
     })
 }
 

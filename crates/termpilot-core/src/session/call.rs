@@ -18,6 +18,7 @@ use super::batch::{Action, BatchOutcome};
 use super::emulator::Size;
 use super::mouse::{Direction, Encoding};
 use super::ops::{OutputRead, WRITE_MAX_WAIT};
+use super::program_ready::ProgramReady;
 use super::prompt_exec::{ExecOutcome, ExecRequest};
 use super::screen::{self, ScreenOptions, ScreenText};
 use super::terminal::{Exit, Session};
@@ -74,6 +75,17 @@ impl SessionCall {
     pub async fn wait_ready(&self, cancel: &CancellationToken) {
         self.session.wait_connected(cancel).await;
         self.session.wait_ready(cancel).await;
+    }
+
+    /// Waits until a new session is ready: a local command session's program until it waits
+    /// for input as `terminal_exec` tells it ([`Session::wait_program_ready`]: its prompt line
+    /// and full screen come back), any other session as [`SessionCall::wait_ready`] does.
+    pub async fn wait_started(&self, cancel: &CancellationToken) -> ProgramReady {
+        if self.session.is_command() && self.session.shape.remote.is_none() {
+            return self.session.wait_program_ready(cancel).await;
+        }
+        self.wait_ready(cancel).await;
+        ProgramReady::default()
     }
 
     /// Waits (at most `max`) until the program exited and its output reached its end.

@@ -35,6 +35,7 @@ pub mod mouse;
 pub mod ops;
 pub mod paste;
 pub mod phase;
+pub mod program_ready;
 pub mod prompt_exec;
 pub mod prompt_exec_capture;
 pub mod prompt_exec_input;

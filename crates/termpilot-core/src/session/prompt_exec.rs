@@ -338,7 +338,7 @@ impl Session {
 
     /// The screen as text (as `view:"screen"` reads it) while a program holds the alternate
     /// screen, else `None`.
-    fn full_screen(&self) -> Option<super::screen::ScreenText> {
+    pub(super) fn full_screen(&self) -> Option<super::screen::ScreenText> {
         let s = self.state();
         s.emu
             .mode()
@@ -431,31 +431,13 @@ impl Session {
                 let due = looks.due(quiet_since);
                 if now >= due {
                     let group = self.foreground_group().unwrap_or(self.pid);
-                    let full_screen = self.state().emu.mode().contains(TermMode::ALT_SCREEN);
                     // The shell's own read (`read -p`, or the prompt it is back at without
                     // marks to tell) waits for the long quiet: the end is found by then.
                     let program = group != self.pid;
-                    let waits = |tty: &std::path::Path| {
-                        if InputLooks::any_wait_counts(now, quiet_since) {
-                            platform::waiting_for_input(group, tty)
-                        } else if !program {
-                            false
-                        } else if full_screen {
-                            platform::waiting_for_input(group, tty)
-                        } else {
-                            platform::reading_terminal(group, tty)
-                        }
-                    };
-                    // A remote shell's programs are not in this machine's /proc (only ssh is).
                     if let Some(tty) = &tty
-                        && self.shape.remote.is_none()
-                        // What it printed before it waited (its prompt, or the shell's `D`) is in.
-                        && self.scanned_all()
-                        && (program || self.state().command.command_open_since(base))
-                        && waits(tty)
-                        // And it has read what reached it (the emulator's replies to its
-                        // queries): else it has not run since, and may draw more.
-                        && platform::unread_input(tty).is_none_or(|n| n == 0)
+                        && self.input_wait_counts(now, quiet_since, group, program, tty, || {
+                            program || self.state().command.command_open_since(base)
+                        })
                     {
                         return Look::Done(End::WaitingForInput(self.cursor_line()));
                     }
@@ -472,6 +454,45 @@ impl Session {
             Waited::Deadline => End::Timeout,
             Waited::Cancelled => End::Cancelled,
         }
+    }
+
+    /// The rule of `waitingForInput`, looked at with output still since `quiet_since`
+    /// (see [`InputLooks`]): the foreground `group` sleeps reading `tty` in a wait that
+    /// counts by now — after [`super::prompt_exec_input::SCREEN_QUIET`] a full-screen
+    /// program's wait or a plain read by a `program` (not the shell itself), after
+    /// [`super::prompt_exec_input::INPUT_QUIET`] any wait — everything it printed before is
+    /// scanned, `may_wait` holds, and it has read all that reached it. Shared by
+    /// `terminal_exec` and a command session's start ([`Session::wait_program_ready`]).
+    pub(super) fn input_wait_counts(
+        &self,
+        now: Instant,
+        quiet_since: Instant,
+        group: i32,
+        program: bool,
+        tty: &std::path::Path,
+        may_wait: impl FnOnce() -> bool,
+    ) -> bool {
+        let full_screen = self.state().emu.mode().contains(TermMode::ALT_SCREEN);
+        let waits = || {
+            if InputLooks::any_wait_counts(now, quiet_since) {
+                platform::waiting_for_input(group, tty)
+            } else if !program {
+                false
+            } else if full_screen {
+                platform::waiting_for_input(group, tty)
+            } else {
+                platform::reading_terminal(group, tty)
+            }
+        };
+        // A remote shell's programs are not in this machine's /proc (only ssh is).
+        self.shape.remote.is_none()
+            // What it printed before it waited (its prompt, or the shell's `D`) is in.
+            && self.scanned_all()
+            && may_wait()
+            && waits()
+            // And it has read what reached it (the emulator's replies to its queries): else
+            // it has not run since, and may draw more.
+            && platform::unread_input(tty).is_none_or(|n| n == 0)
     }
 
     /// Stops what the command typed after `base` left running and brings the prompt
@@ -548,7 +569,7 @@ impl Session {
     }
 
     /// The screen line the cursor is on: a waiting program's prompt.
-    fn cursor_line(&self) -> String {
+    pub(super) fn cursor_line(&self) -> String {
         let s = self.state();
         let rows = screen::plain_rows(&s.emu);
         let row = s.emu.term().grid().cursor.point.line.0.max(0) as usize;
