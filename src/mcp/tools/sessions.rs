@@ -21,7 +21,7 @@ pub fn tools() -> Vec<ToolDef> {
         ToolDef::new(
             "terminal_start",
             "Start a terminal",
-            "Open a shell on a real terminal, or start one program (`command`: python3, vim FILE) and see it ready in one call: its prompt or screen and waitingForInput, as terminal_exec gives them.",
+            "Open a shell, or an interactive `command` ready in one call.",
             Hints::ADDITIVE,
             start,
         )
