@@ -435,9 +435,12 @@ impl SessionManager {
                 Some(idle) => format!("was closed after sitting idle for more than {idle}"),
                 None => format!("was closed ({})", reserved.why),
             };
-            return Err(Error::Other(format!(
-                "Session {id} ran `{command}` and {closed}; it was not restarted (a command session's program is not run again on its own), and its id is now released. Start it again with terminal_start."
-            )));
+            return Err(Fault::CommandSessionReleased {
+                id: id.to_string(),
+                command,
+                closed,
+            }
+            .into());
         }
         let mut taken = None;
         let reserved_slot = self.reserve_slot(

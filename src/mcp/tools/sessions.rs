@@ -142,7 +142,7 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         .map_err(|e| ToolError::new(format!("The session could not be started ({e}).")))??;
     session.wait_ready(&ctx.cancel).await;
     crate::mcp::remote::session::check_started(&ctx, &session).await?;
-    let banner = session.take_banner(50);
+    let banner = session.take_banner(50, crate::mcp::wire::read_more::read_more);
     Ok(StartResult {
         session_id: session.id().to_string(),
         name: session.shape().name.clone(),
