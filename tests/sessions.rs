@@ -298,7 +298,9 @@ async fn since_returns_only_new_output() {
         .await;
     let out = read["output"].as_str().unwrap();
     assert!(
-        out.contains("lines omitted") && out.contains("\n500\n"),
+        out.contains("lines omitted; read them with since=")
+            && out.contains(" or terminal_get_history …")
+            && out.contains("\n500\n"),
         "{out}"
     );
     assert_eq!(read["truncated"], true);

@@ -713,7 +713,9 @@ async fn command_is_not_restarted_after_being_idle_closed() {
     let r = call(&s, "terminal_read", json!({"sessionId": id})).await;
     assert!(r.is_error, "{}", r.text);
     assert!(
-        r.text.contains("closed after sitting idle") && r.text.contains("was not restarted"),
+        r.text.contains("closed after sitting idle")
+            && r.text.contains("was not restarted")
+            && r.text.contains("Start it again with terminal_create."),
         "{}",
         r.text
     );
@@ -803,7 +805,12 @@ async fn highlights_point_to_a_screenshot_when_mostly_coloured() {
         "clear; for c in 41 42 43 44 45; do printf '\\033[%sm%-20s\\033[0m' $c panel; done\n",
     )
     .await;
-    assert!(r.text.contains("highlights are not listed"), "{}", r.text);
+    assert!(
+        r.text
+            .contains("highlights are not listed; use terminal_screenshot to see it."),
+        "{}",
+        r.text
+    );
     s.stop().await;
 }
 

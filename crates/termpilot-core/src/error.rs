@@ -182,4 +182,20 @@ pub enum Fault {
     /// A start at the session limit.
     #[error("{open} sessions are open, the most this server allows.")]
     SessionLimit { open: usize },
+    /// A call on a command session whose program ended: it is not run again, its id is free.
+    #[error(
+        "Session {id} ran `{command}` and {closed}; it was not restarted (a command session's program is not run again on its own), and its id is now released."
+    )]
+    CommandSessionReleased {
+        id: String,
+        command: String,
+        /// How it ended: `was closed (…)`, `was closed after sitting idle for more than …`.
+        closed: String,
+    },
+    /// A sandboxed job refused: the binary it starts through is writable from the sandbox.
+    #[error(
+        "Jobs cannot start sandboxed while the termpilot binary `{}` lies where sandboxed processes can write (a job outlives the server and starts through that file); ask the person running termpilot to install it outside the write roots.",
+        binary.display()
+    )]
+    JobBinaryWritable { binary: std::path::PathBuf },
 }

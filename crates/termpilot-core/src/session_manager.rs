@@ -328,7 +328,7 @@ impl SessionManager {
             why
         };
         self.ended.record(&session, &why);
-        crate::exec::spill::remove_owned(&spill_owner(&session));
+        crate::exec::spill::remove_owned(&session.spill_owner());
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(kill_off_workers(session));
@@ -401,7 +401,7 @@ impl SessionManager {
                     let why = format!("its shell exited ({})", describe_exit(&exit));
                     self.ended.record(&session, &why);
                 }
-                crate::exec::spill::remove_owned(&spill_owner(&session));
+                crate::exec::spill::remove_owned(&session.spill_owner());
                 // Its processes are gone or going; what it left is killed off the workers.
                 if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                     runtime.spawn(kill_off_workers(session.clone()));
@@ -435,9 +435,12 @@ impl SessionManager {
                 Some(idle) => format!("was closed after sitting idle for more than {idle}"),
                 None => format!("was closed ({})", reserved.why),
             };
-            return Err(Error::Other(format!(
-                "Session {id} ran `{command}` and {closed}; it was not restarted (a command session's program is not run again on its own), and its id is now released. Start it again with terminal_start."
-            )));
+            return Err(Fault::CommandSessionReleased {
+                id: id.to_string(),
+                command,
+                closed,
+            }
+            .into());
         }
         let mut taken = None;
         let reserved_slot = self.reserve_slot(
@@ -654,7 +657,7 @@ impl SessionManager {
                 }
                 reserve(&mut inner, &session, why.clone(), last_screen);
             }
-            crate::exec::spill::remove_owned(&spill_owner(&session));
+            crate::exec::spill::remove_owned(&session.spill_owner());
             kill_off_workers(session.clone()).await;
             self.ended.record(&session, &why);
             self.changed();
@@ -685,7 +688,7 @@ impl SessionManager {
 /// must not stall an async worker; its bounded wait for the reap is driven from there too.
 /// The session's spill files (its `terminal_exec` outputs) go with it.
 async fn kill_off_workers(session: Arc<Session>) {
-    let owner = spill_owner(&session);
+    let owner = session.spill_owner();
     match tokio::runtime::Handle::try_current() {
         Ok(runtime) => {
             let id = session.id.clone();
@@ -698,12 +701,6 @@ async fn kill_off_workers(session: Arc<Session>) {
         Err(_) => session.kill().await,
     }
     crate::exec::spill::remove_owned(&owner);
-}
-
-/// Who owns the spill files a call on `session` writes ([`crate::exec::spill::owned_by`]):
-/// this incarnation of the session, so a restart under the same id ends them too.
-pub fn spill_owner(session: &Session) -> String {
-    format!("session {} pid {}", session.id, session.pid)
 }
 
 fn reserve(inner: &mut Inner, session: &Session, why: String, last_screen: String) {

@@ -82,7 +82,8 @@ pub fn window(s: &ScreenText, cursor_shown: bool, joined: usize) -> String {
                 serde_json::to_string(&h.text).unwrap_or_default()
             ));
         }
-    } else if let Some(hint) = &s.highlights_hint {
+    } else if let Some(why) = s.highlights_hint {
+        let hint = crate::mcp::wire::screen::no_highlights(why);
         out.push_str(&format!("\n\n{hint}"));
     }
     out

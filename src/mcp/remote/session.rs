@@ -62,7 +62,9 @@ pub async fn check_started(ctx: &ToolCtx, session: &SessionCall) -> Result<(), T
     // the reader, which can trail the reaping of the process on a loaded machine.
     session.wait_output_end(EXIT_GRACE).await;
     let code = session.exit().and_then(|e| e.code);
-    let output = session.output_since(0, 50, false).output;
+    let output = session
+        .output_since(0, 50, false, crate::mcp::wire::read_more::read_more)
+        .output;
     let _ = ctx.core.sessions.stop(session.id()).await;
     let target = &remote.target;
     if let Some(failure) = failure::classify(target, code, &output) {

@@ -181,12 +181,7 @@ async fn run_one(
 ) -> Result<ExecResult, ToolError> {
     let session = lock_to_type(ctx, session_id).await?;
     // Its spill file (fullOutputPath) is the session's: removed when the session ends.
-    let owner = termpilot_core::session_manager::spill_owner(&session);
-    let outcome = termpilot_core::exec::spill::owned_by(
-        owner,
-        session.exec(req, &ctx.cancel, &*ctx.progress),
-    )
-    .await?;
+    let outcome = session.exec(req, &ctx.cancel, &*ctx.progress).await?;
     Ok(shape(outcome))
 }
 

@@ -153,7 +153,7 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         .map_err(|e| ToolError::new(format!("The session could not be started ({e}).")))??;
     let ready = session.wait_started(&ctx.cancel).await;
     crate::mcp::remote::session::check_started(&ctx, &session).await?;
-    let banner = session.take_banner(50);
+    let banner = session.take_banner(50, crate::mcp::wire::read_more::read_more);
     let waiting = super::exec::waiting(ready.waiting_for_input, ready.screen);
     Ok(StartResult {
         session_id: session.id().to_string(),

@@ -94,7 +94,12 @@ pub(super) async fn answer(
         };
     }
     let answer = session
-        .answer(position, mode == ReturnOutput::Screen, &ctx.cancel)
+        .answer(
+            position,
+            mode == ReturnOutput::Screen,
+            crate::mcp::wire::read_more::read_more,
+            &ctx.cancel,
+        )
         .await;
     let exited = answer.exited.as_ref().map(describe_exit);
     WriteResult {
@@ -244,6 +249,7 @@ async fn read(ctx: ToolCtx, p: ReadParams) -> Result<ReadResult, ToolError> {
             Duration::from_millis(p.timeout),
             p.max_lines,
             p.raw,
+            crate::mcp::wire::read_more::read_more,
             &ctx.cancel,
         )
         .await;

@@ -13,6 +13,7 @@ use super::session_call::lock;
 use crate::mcp::args::yes;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
+use crate::mcp::wire::read_more::read_more;
 
 pub fn tools() -> Vec<ToolDef> {
     vec![
@@ -162,9 +163,13 @@ async fn wait(ctx: ToolCtx, p: WaitParams) -> Result<WaitResult, ToolError> {
         .await;
     let output = match p.return_mode {
         ReturnMode::MatchOnly => String::new(),
-        ReturnMode::Full => session.output_since(since.min(start), 2000, false).output,
+        ReturnMode::Full => {
+            session
+                .output_since(since.min(start), 2000, false, read_more)
+                .output
+        }
         ReturnMode::Tail => {
-            let read = session.output_since(since.min(start), usize::MAX, false);
+            let read = session.output_since(since.min(start), usize::MAX, false, read_more);
             let lines: Vec<&str> = read.output.lines().collect();
             let from = lines.len().saturating_sub(p.tail_lines);
             lines[from..].join("\n")

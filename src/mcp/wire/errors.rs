@@ -107,6 +107,13 @@ pub fn sentence(f: &Fault) -> String {
         Fault::ProgramNotFound { program, .. } => format!(
             "`{program}` was not found; check the name, pass its absolute path, or set shell:true for shell builtins."
         ),
+        Fault::CommandSessionReleased { .. } => {
+            format!("{f} Start it again with terminal_start.")
+        }
+        Fault::JobBinaryWritable { binary } => format!(
+            "Jobs cannot start sandboxed while the termpilot binary `{}` lies where sandboxed processes can write (a job outlives the server and starts through that file); ask the person running termpilot to install it outside the write roots, or use terminal_run or a session instead.",
+            binary.display()
+        ),
     }
 }
 

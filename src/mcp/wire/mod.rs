@@ -9,6 +9,7 @@ pub mod errors;
 pub mod files;
 pub mod jobs;
 pub mod locks;
+pub mod read_more;
 pub mod sandbox;
 pub mod screen;
 pub mod system;

@@ -105,7 +105,7 @@ impl From<core::ScreenText> for ScreenText {
                     text: h.text,
                 })
                 .collect(),
-            highlights_hint: s.highlights_hint,
+            highlights_hint: s.highlights_hint.map(|why| no_highlights(why).into()),
             title: s.title,
             alt_screen: s.alt_screen,
             cols: s.cols,
@@ -113,6 +113,15 @@ impl From<core::ScreenText> for ScreenText {
             page: s.page,
             pages_back: s.pages_back,
             exited: None,
+        }
+    }
+}
+
+/// The sentence for why highlights were asked for and none are listed.
+pub fn no_highlights(why: core::NoHighlights) -> &'static str {
+    match why {
+        core::NoHighlights::MostlyColoured => {
+            "Most of the screen is coloured, so highlights are not listed; use terminal_screenshot to see it."
         }
     }
 }

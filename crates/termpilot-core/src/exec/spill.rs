@@ -3,7 +3,7 @@
 //! They live in `spill/` of the private folder ([`super::private`]: 0700, checked) and are
 //! never deleted by the call that wrote them: the agent reads them afterwards. Each is capped
 //! ([`cap`], 1 GiB by default); a server removes its own when it exits, and those a session's
-//! `terminal_exec` wrote when that session ends ([`owned_by`], [`remove_owned`]).
+//! `terminal_exec` wrote when that session ends ([`create_owned`], [`remove_owned`]).
 //!
 //! A file is named `<ms>-<pid>_<start>-<seq>-<label>.log`: the server's pid and its start time
 //! (clock ticks since boot, `0` where unknown) name the server for good. When a server first
@@ -43,17 +43,6 @@ static MINE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Spill files made on behalf of an owner (a session), removed when it ends.
 static OWNED: Mutex<Option<std::collections::HashMap<String, Vec<PathBuf>>>> = Mutex::new(None);
-
-tokio::task_local! {
-    /// The owner of the spill files created while a future runs under [`owned_by`].
-    static OWNER: String;
-}
-
-/// Runs `fut` with every spill file it creates owned by `owner` (e.g. one session's
-/// incarnation), so [`remove_owned`] removes them when the owner ends.
-pub async fn owned_by<F: std::future::Future>(owner: String, fut: F) -> F::Output {
-    OWNER.scope(owner, fut).await
-}
 
 /// Removes the spill files owned by `owner` (kept transcripts aside): its session ended.
 pub fn remove_owned(owner: &str) {
@@ -182,8 +171,19 @@ pub fn user_folder() -> String {
     format!("termpilot-{user}")
 }
 
-/// Creates a new, empty spill file for a stream called `label` (`stdout`, `stderr`).
+/// Creates a new, empty spill file for a stream called `label` (`stdout`, `stderr`),
+/// removed when the server exits.
 pub fn create(label: &str) -> Result<(File, PathBuf)> {
+    create_for(label, None)
+}
+
+/// Creates a new, empty spill file for a stream called `label`, owned by `owner` (e.g. one
+/// session's incarnation) so [`remove_owned`] removes it when the owner ends.
+pub fn create_owned(label: &str, owner: &str) -> Result<(File, PathBuf)> {
+    create_for(label, Some(owner))
+}
+
+fn create_for(label: &str, owner: Option<&str>) -> Result<(File, PathBuf)> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let dir = dir()?;
     let ms = SystemTime::now()
@@ -206,12 +206,12 @@ pub fn create(label: &str) -> Result<(File, PathBuf)> {
     MINE.lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(path.clone());
-    if let Ok(owner) = OWNER.try_with(String::clone) {
+    if let Some(owner) = owner {
         OWNED
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get_or_insert_with(Default::default)
-            .entry(owner)
+            .entry(owner.to_string())
             .or_default()
             .push(path.clone());
     }

@@ -417,10 +417,7 @@ pub fn job_prefix(dir: &Path) -> Result<Vec<OsString>> {
     p.tmp = dir.join("tmp");
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"));
     if paths::check_write(&p, &exe).is_ok() {
-        return Err(Error::InvalidInput(format!(
-            "Jobs cannot start sandboxed while the termpilot binary `{}` lies where sandboxed processes can write (a job outlives the server and starts through that file); ask the person running termpilot to install it outside the write roots, or use terminal_run or a session instead.",
-            exe.display()
-        )));
+        return Err(crate::error::Fault::JobBinaryWritable { binary: exe }.into());
     }
     let mut a = vec![exe.into_os_string()];
     a.extend(wrapper_args(&p));

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::batch::{Action, BatchOutcome};
 use super::emulator::Size;
 use super::mouse::{Direction, Encoding};
-use super::ops::{OutputRead, WRITE_MAX_WAIT};
+use super::ops::{OutputRead, ReadMore, WRITE_MAX_WAIT};
 use super::program_ready::ProgramReady;
 use super::prompt_exec::{ExecOutcome, ExecRequest};
 use super::screen::{self, ScreenOptions, ScreenText};
@@ -93,17 +93,19 @@ impl SessionCall {
         self.session.wait_output_end(max).await;
     }
 
-    /// What a new session printed so far (its banner), at most `max_lines`; later reads start
-    /// after it.
-    pub fn take_banner(&self, max_lines: usize) -> OutputRead {
-        let read = self.session.output_since(0, max_lines, false);
+    /// What a new session printed so far (its banner), at most `max_lines` (a cut says
+    /// `more`); later reads start after it.
+    pub fn take_banner(&self, max_lines: usize, more: ReadMore) -> OutputRead {
+        let read = self.session.output_since(0, max_lines, false, more);
         self.session.state().read_cursor = read.position;
         read
     }
 
     /// `terminal_read`'s output view: waits until output is idle for `idle` (at most
     /// `timeout`), then returns what came since `since` (default: the read cursor); the cursor
-    /// moves past it. Also returns whether output kept coming until `timeout`.
+    /// moves past it (a cut says `more`). Also returns whether output kept coming until
+    /// `timeout`.
+    #[allow(clippy::too_many_arguments)]
     pub async fn read(
         &self,
         since: Option<u64>,
@@ -111,11 +113,12 @@ impl SessionCall {
         timeout: Duration,
         max_lines: usize,
         raw: bool,
+        more: ReadMore,
         cancel: &CancellationToken,
     ) -> (OutputRead, bool) {
         let from = since.unwrap_or_else(|| self.session.state().read_cursor);
         let timed_out = self.session.wait_idle(idle, timeout, cancel).await;
-        let read = self.session.output_since(from, max_lines, raw);
+        let read = self.session.output_since(from, max_lines, raw, more);
         self.session.state().read_cursor = read.position;
         (read, timed_out)
     }
@@ -132,9 +135,15 @@ impl SessionCall {
         (screen::read(&s.emu, options), s.log.end())
     }
 
-    /// Output between `from` and now (the cursor does not move).
-    pub fn output_since(&self, from: u64, max_lines: usize, raw: bool) -> OutputRead {
-        self.session.output_since(from, max_lines, raw)
+    /// Output between `from` and now (the cursor does not move); a cut says `more`.
+    pub fn output_since(
+        &self,
+        from: u64,
+        max_lines: usize,
+        raw: bool,
+        more: ReadMore,
+    ) -> OutputRead {
+        self.session.output_since(from, max_lines, raw, more)
     }
 
     /// Types text (or pastes it); returns the output position at the moment of writing.
@@ -165,10 +174,16 @@ impl SessionCall {
 
     /// Waits (at most [`WRITE_MAX_WAIT`]) for the answer to the input written at `position`
     /// (see `answer.rs`), then returns it, with the screen when `screen` is asked; the read
-    /// cursor moves past it.
-    pub async fn answer(&self, position: u64, screen: bool, cancel: &CancellationToken) -> Answer {
+    /// cursor moves past it. A cut in the output says `more`.
+    pub async fn answer(
+        &self,
+        position: u64,
+        screen: bool,
+        more: ReadMore,
+        cancel: &CancellationToken,
+    ) -> Answer {
         self.session.wait_answer(WRITE_MAX_WAIT, cancel).await;
-        let read = self.session.output_since(position, 200, false);
+        let read = self.session.output_since(position, 200, false, more);
         self.session.state().read_cursor = read.position;
         let screen = screen.then(|| self.read_screen(ScreenOptions::CURRENT).0);
         let exited = self.session.exit_settled().await;

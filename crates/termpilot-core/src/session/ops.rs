@@ -17,6 +17,10 @@ use crate::render::{self, Png, RenderOptions, Screen, Theme};
 /// After a write, the answer is awaited (see `answer.rs`) never longer than this.
 pub const WRITE_MAX_WAIT: Duration = Duration::from_secs(10);
 
+/// What the line standing for lines left out of a read says after its count, given where
+/// the read output starts: how to read them all (the face knows which tool that is).
+pub type ReadMore = fn(u64) -> String;
+
 /// Rendered (or raw) output read from a session.
 #[derive(Debug, Clone)]
 pub struct OutputRead {
@@ -142,15 +146,22 @@ impl Session {
             .await;
     }
 
-    /// Output between `from` and the end, rendered (or raw), cut to `max_lines` head + tail.
-    pub(crate) fn output_since(&self, from: u64, max_lines: usize, raw: bool) -> OutputRead {
+    /// Output between `from` and the end, rendered (or raw), cut to `max_lines` head + tail
+    /// (the cut says `more` of where it starts).
+    pub(crate) fn output_since(
+        &self,
+        from: u64,
+        max_lines: usize,
+        raw: bool,
+        more: ReadMore,
+    ) -> OutputRead {
         let (start, bytes, end) = {
             let s = self.state();
             let (start, bytes) = s.log.since(from);
             (start, bytes, s.log.end())
         };
         let dropped_bytes = start.saturating_sub(from);
-        let hint = format!("; read them with since={start} or terminal_get_history");
+        let hint = more(start);
         let (output, omitted_lines) = if raw {
             let text = String::from_utf8_lossy(&bytes).into_owned();
             let lines: Vec<String> = text.split('\n').map(String::from).collect();

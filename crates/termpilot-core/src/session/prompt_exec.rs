@@ -134,6 +134,12 @@ impl Session {
         Ok(())
     }
 
+    /// Who owns the spill files this session's calls write ([`crate::exec::spill::create_owned`]):
+    /// this incarnation of the session, so a restart under the same id ends them too.
+    pub(crate) fn spill_owner(&self) -> String {
+        format!("session {} pid {}", self.id, self.pid)
+    }
+
     /// Runs one command at the prompt.
     pub(crate) async fn exec(
         &self,
@@ -233,6 +239,7 @@ impl Session {
                 req.max_lines,
                 req.style,
                 drop_last.as_deref(),
+                self.spill_owner(),
             )?,
         };
         let (timed_out, quiet_exited, cancelled) = (
@@ -311,7 +318,9 @@ impl Session {
                     else {
                         break;
                     };
-                    let ahead = ahead.get_or_insert_with(|| Ahead::new(from, max_lines, style));
+                    let ahead = ahead.get_or_insert_with(|| {
+                        Ahead::new(from, max_lines, style, self.spill_owner())
+                    });
                     let limit = capture_end
                         .saturating_sub(KEEP_BACK)
                         .min(first_end.unwrap_or(u64::MAX));

@@ -41,6 +41,8 @@ struct HeadTail {
     /// The line being received in pieces ([`text::Cleaner::whole_lines`]): its first
     /// [`MAX_LINE_BYTES`] and how many bytes it has so far.
     open: Option<(String, usize)>,
+    /// Who owns the spill file ([`spill::create_owned`]): removed when it ends.
+    owner: String,
 }
 
 /// The spill file being written.
@@ -56,7 +58,7 @@ struct Spill {
 pub const MAX_LINE_BYTES: usize = 4096;
 
 impl HeadTail {
-    fn new(max_lines: usize, style: text::Style) -> Self {
+    fn new(max_lines: usize, style: text::Style, owner: String) -> Self {
         HeadTail {
             style,
             head_max: max_lines / 2,
@@ -68,6 +70,7 @@ impl HeadTail {
             spill: None,
             spill_error: None,
             open: None,
+            owner,
         }
     }
 
@@ -77,7 +80,7 @@ impl HeadTail {
         if self.spill.is_some() || self.spill_error.is_some() {
             return;
         }
-        match spill::create("exec") {
+        match spill::create_owned("exec", &self.owner) {
             Ok((file, path)) => {
                 self.spill = Some(Spill {
                     writer: std::io::BufWriter::new(file),
@@ -245,7 +248,8 @@ fn cut(start: &str, bytes: usize) -> String {
 /// Renders the captured bytes `from..to` a chunk at a time, keeping only the first and last
 /// lines in memory (`max_lines` in all) and every line in a spill file once there are more:
 /// memory stays bounded however much a command prints. `drop_last` is a final unterminated
-/// line to leave out (the shell's next prompt).
+/// line to leave out (the shell's next prompt). The spill file is `owner`'s
+/// ([`spill::create_owned`]).
 pub fn render_bounded(
     capture: &mut ExecCapture,
     from: u64,
@@ -253,8 +257,9 @@ pub fn render_bounded(
     max_lines: usize,
     style: text::Style,
     drop_last: Option<&str>,
+    owner: String,
 ) -> Result<Rendered> {
-    Ahead::new(from, max_lines, style).finish(capture, to, drop_last)
+    Ahead::new(from, max_lines, style, owner).finish(capture, to, drop_last)
 }
 
 /// Bytes of the newest output the renderer ahead leaves for the end: the command's `D` mark
@@ -275,11 +280,12 @@ pub struct Ahead {
 }
 
 impl Ahead {
-    pub fn new(from: u64, max_lines: usize, style: text::Style) -> Self {
+    /// `owner` owns the spill file, if one is needed ([`spill::create_owned`]).
+    pub fn new(from: u64, max_lines: usize, style: text::Style, owner: String) -> Self {
         Ahead {
             from,
             at: from,
-            kept: HeadTail::new(max_lines, style),
+            kept: HeadTail::new(max_lines, style, owner),
             cleaner: text::Cleaner::whole_lines_with_style(style),
         }
     }
@@ -331,8 +337,17 @@ mod tests {
         let mut capture = ExecCapture::new(10);
         capture.push(text.as_bytes());
         let to = 10 + text.len() as u64;
-        let whole = render_bounded(&mut capture, 10, to, 20, text::Style::Terminal, None).unwrap();
-        let mut ahead = Ahead::new(10, 20, text::Style::Terminal);
+        let whole = render_bounded(
+            &mut capture,
+            10,
+            to,
+            20,
+            text::Style::Terminal,
+            None,
+            "test".into(),
+        )
+        .unwrap();
+        let mut ahead = Ahead::new(10, 20, text::Style::Terminal, "test".into());
         for cut in [7u64, 4096, 9000, 30001] {
             let bytes = capture.range(ahead.at, 10 + cut);
             ahead.feed(&bytes);

@@ -56,13 +56,22 @@ pub struct Highlight {
     pub text: String,
 }
 
+/// Why no highlights are listed though they were asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoHighlights {
+    /// Most of the screen is coloured, so a list would be most of the screen: an image
+    /// of it says more.
+    MostlyColoured,
+}
+
 /// One page of the screen as text (the JSON form is the face's, `mcp::wire::screen`).
 #[derive(Debug, Clone)]
 pub struct ScreenText {
     pub text: String,
     pub cursor: CursorInfo,
     pub highlights: Vec<Highlight>,
-    pub highlights_hint: Option<String>,
+    /// Why highlights were asked for and none are listed (the face words it).
+    pub highlights_hint: Option<NoHighlights>,
     pub title: Option<String>,
     pub alt_screen: bool,
     pub cols: usize,
@@ -233,7 +242,7 @@ fn highlights(
     first: i32,
     last: i32,
     page: usize,
-) -> (Vec<Highlight>, Option<String>) {
+) -> (Vec<Highlight>, Option<NoHighlights>) {
     let grid = emu.term().grid();
     let cols = grid.columns();
     let mut runs = Vec::new();
@@ -267,10 +276,7 @@ fn highlights(
         }
     }
     if total_cells > 0 && lit_cells as f64 / total_cells as f64 > HIGHLIGHT_SHARE_LIMIT {
-        return (
-            Vec::new(),
-            Some("Most of the screen is coloured, so highlights are not listed; use terminal_screenshot to see it.".into()),
-        );
+        return (Vec::new(), Some(NoHighlights::MostlyColoured));
     }
     runs.truncate(MAX_HIGHLIGHTS);
     (runs, None)
