@@ -132,23 +132,29 @@ fn append(target: &Path, bytes: &[u8]) -> Result<()> {
     file.sync_all().map_err(|e| io_error(target, e))
 }
 
+/// What is at `at` itself (a symlink is not followed), or `None` for a new path (refused on a
+/// pseudo file system); errors name `path`, the path the caller gave.
+fn inspect(path: &Path, at: &Path) -> Result<Option<fs::Metadata>> {
+    match fs::symlink_metadata(at) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            refuse_pseudo(at)?;
+            Ok(None)
+        }
+        Err(e) => Err(Error::io(
+            format!("Could not inspect `{}`", path.display()),
+            "Check the path and its permissions",
+            e,
+        )),
+    }
+}
+
 /// The file a write lands in, and its metadata when it exists: `path`, or the target of the
 /// symlink `path` is when that target is an existing regular file. Anything but a regular
 /// file or a new path is an error.
 pub(crate) fn target_of(path: &Path) -> Result<(PathBuf, Option<fs::Metadata>)> {
-    let link = match fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            refuse_pseudo(path)?;
-            return Ok((path.to_path_buf(), None));
-        }
-        Err(e) => {
-            return Err(Error::io(
-                format!("Could not inspect `{}`", path.display()),
-                "Check the path and its permissions",
-                e,
-            ));
-        }
+    let Some(link) = inspect(path, path)? else {
+        return Ok((path.to_path_buf(), None));
     };
     let (target, meta) = if link.file_type().is_symlink() {
         let target = fs::canonicalize(path).map_err(|_| {
@@ -181,19 +187,8 @@ pub(crate) fn target_of(path: &Path) -> Result<(PathBuf, Option<fs::Metadata>)> 
 /// As [`target_of`] for a pinned place `at` (messages name `path`): a symlink there means the
 /// path changed since it was judged, and is refused rather than followed.
 pub(crate) fn pinned_target(path: &Path, at: &Path) -> Result<(PathBuf, Option<fs::Metadata>)> {
-    let meta = match fs::symlink_metadata(at) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            refuse_pseudo(at)?;
-            return Ok((at.to_path_buf(), None));
-        }
-        Err(e) => {
-            return Err(Error::io(
-                format!("Could not inspect `{}`", path.display()),
-                "Check the path and its permissions",
-                e,
-            ));
-        }
+    let Some(meta) = inspect(path, at)? else {
+        return Ok((at.to_path_buf(), None));
     };
     if meta.file_type().is_symlink() {
         return Err(Error::InvalidInput(format!(
