@@ -715,3 +715,30 @@ async fn run_cwd_is_absolute() {
     );
     assert_eq!(r["stdout"]["raw"].as_str().unwrap().trim_end(), cwd);
 }
+
+/// `terminal_run_paged`'s `maxOutputBytes` counts raw bytes, as `terminal_run`'s does and
+/// upstream's (one `runCommand` for both): 40 bytes of `mNN\n` keep 10 lines, where a cap on
+/// their JSON escaping (`\n` takes two) would keep 8.
+#[tokio::test]
+async fn paged_runs_cap_raw_bytes_as_upstream() {
+    let repo = tempfile::tempdir().unwrap();
+    let r = repo.path();
+    git(r, &["init", "-q", "-b", "main"]);
+    for n in 1..=20 {
+        git(
+            r,
+            &["commit", "-q", "--allow-empty", "-m", &format!("m{n:02}")],
+        );
+    }
+    let server = start_preset("smart-terminal", &[("SMART_TERMINAL_DISABLED_TOOLS", "")]).await;
+    let s = server
+        .ok(
+            "terminal_run_paged",
+            json!({"cmd": "git", "args": ["log", "--format=%s"], "cwd": r, "maxOutputBytes": 40}),
+        )
+        .await;
+    let newest_ten: Vec<String> = (11..=20).rev().map(|n| format!("m{n:02}")).collect();
+    assert_eq!(s["stdout"]["raw"], newest_ten.join("\n"), "{s}");
+    assert_eq!(s["maxOutputExceeded"], true, "{s}");
+    server.stop().await;
+}

@@ -181,7 +181,9 @@ fn hint(out: &mut Value, cmd: &str, args: &[String], parse_requested: bool, stdo
     }
 }
 
-/// The native arguments for a run whose output the preset reads itself.
+/// The native arguments for a run whose output the preset reads itself: `keep`'s
+/// arguments as given, no native parsing, and `maxOutputBytes` counting raw bytes, as
+/// upstream counts them (natively it caps the reply's escaped text).
 fn native_call(given: &JsonObject, keep: &[&str]) -> JsonObject {
     let mut call: JsonObject = given
         .iter()
@@ -189,20 +191,49 @@ fn native_call(given: &JsonObject, keep: &[&str]) -> JsonObject {
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     call.insert("parse".into(), json!(false));
+    call.insert("rawOutputCap".into(), json!(true));
     call
 }
 
-async fn call_native(
+/// One native run as upstream's envelope, with what both run tools read from it.
+struct Ran {
+    cmd: String,
+    args: Vec<String>,
+    /// Upstream's result shape ([`envelope`]), for the caller to finish.
+    out: Value,
+    /// The run's stdout as text.
+    stdout: String,
+}
+
+/// Runs `given`'s `cmd`/`args` through the native `terminal_run` with `keep`'s arguments.
+async fn run_native(
     native: &ToolDef,
     ctx: crate::mcp::registry::ToolCtx,
-    call: JsonObject,
-    cmd: &str,
-) -> Result<Value, ToolError> {
-    native
-        .call(ctx, call)
+    given: &JsonObject,
+    keep: &[&str],
+) -> Result<Ran, ToolError> {
+    let cmd = given
+        .get("cmd")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let args = strings(given, "args");
+    let value = native
+        .call(ctx, native_call(given, keep))
         .await
         .map(|r| r.value)
-        .map_err(|e| ToolError::new(format!("Failed to start command \"{cmd}\": {}", e.message)))
+        .map_err(|e| ToolError::new(format!("Failed to start command \"{cmd}\": {}", e.message)))?;
+    let out = envelope(&value, given);
+    let stdout = out["stdout"]["raw"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    Ok(Ran {
+        cmd,
+        args,
+        out,
+        stdout,
+    })
 }
 
 /// `terminal_run`: the native run, read by upstream's rules.
@@ -210,13 +241,14 @@ pub fn run() -> Finish {
     Arc::new(|ctx, native, _call, given| {
         Box::pin(async move {
             check_success_args(&given)?;
-            let cmd = given
-                .get("cmd")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            let args = strings(&given, "args");
-            let mut call = native_call(
+            let Ran {
+                cmd,
+                args,
+                mut out,
+                stdout,
+            } = run_native(
+                &native,
+                ctx,
                 &given,
                 &[
                     "cmd",
@@ -229,16 +261,8 @@ pub fn run() -> Finish {
                     "successFile",
                     "successFilePattern",
                 ],
-            );
-            // maxOutputBytes caps raw bytes here, as upstream counts them (natively it caps
-            // the reply's escaped text).
-            call.insert("rawOutputCap".into(), json!(true));
-            let value = call_native(&native, ctx, call, &cmd).await?;
-            let mut out = envelope(&value, &given);
-            let stdout = out["stdout"]["raw"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
+            )
+            .await?;
             let (parse, parse_only, summary) = (
                 flag(&given, "parse", true),
                 flag(&given, "parseOnly", false),
@@ -330,19 +354,18 @@ pub fn paged(run_tool: Arc<ToolDef>) -> Finish {
         let run_tool = run_tool.clone();
         Box::pin(async move {
             paged_read_only(&given)?;
-            let cmd = given
-                .get("cmd")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            let args = strings(&given, "args");
-            let call = native_call(&given, &["cmd", "args", "cwd", "timeout", "maxOutputBytes"]);
-            let value = call_native(&run_tool, ctx, call, &cmd).await?;
-            let mut out = envelope(&value, &given);
-            let stdout = out["stdout"]["raw"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
+            let Ran {
+                cmd,
+                args,
+                mut out,
+                stdout,
+            } = run_native(
+                &run_tool,
+                ctx,
+                &given,
+                &["cmd", "args", "cwd", "timeout", "maxOutputBytes"],
+            )
+            .await?;
             let summary = flag(&given, "summary", false);
             let mut parsed = None;
             if summary && out["timedOut"] == false && out.get("maxOutputExceeded").is_none() {

@@ -165,8 +165,7 @@ pub fn tools(n: &Natives) -> Vec<ToolDef> {
         .upstream(n.get("terminal_exec")),
         Adapt {
             hide: &["env", "stdin"],
-            // maxOutputBytes caps raw bytes here, as upstream does.
-            fixed: vec![("rawOutputCap", json!(true))],
+            // maxOutputBytes caps raw bytes here, as upstream does (smart_run::native_call).
             defaults: defaults(&[
                 ("args", json!([])),
                 ("timeout", json!(30000)),
