@@ -85,7 +85,7 @@ impl Session {
     pub(crate) fn ended_since_input(&self) -> Option<i32> {
         let s = self.state();
         s.command
-            .exit_since_input(&s.input_snapshot.phase, self.is_command())
+            .exit_since_input(&s.input.snapshot().phase, self.is_command())
     }
 
     /// The facts [`Session::wait_answer`] compares against; taken before writing input that
@@ -135,7 +135,7 @@ impl Session {
     pub(crate) async fn wait_answer(&self, max: Duration, cancel: &CancellationToken) -> Answered {
         let start = Instant::now();
         let deadline = start + max;
-        let snap = self.state().input_snapshot;
+        let snap = *self.state().input.snapshot();
         let tty = if self.shape.remote.is_none() && snap.group.is_some() {
             platform::stdin_tty(self.pid)
         } else {
@@ -149,7 +149,10 @@ impl Session {
             .run(|now| {
                 let (last_output, program) = {
                     let s = self.state();
-                    (s.last_output.max(start), s.command.program_end(now))
+                    (
+                        s.output.last_output().max(start),
+                        s.command.program_end(now),
+                    )
                 };
                 match program {
                     Verdict::Yes(_) => return Look::Done(Answered::Ended),

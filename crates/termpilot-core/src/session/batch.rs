@@ -199,7 +199,7 @@ impl Session {
                 re,
                 timeout,
             } => {
-                let since = self.state().log.end();
+                let since = self.state().output.end();
                 let until = Until::Pattern(re.clone(), On::Screen);
                 let outcome = self
                     .wait_until(&until, since, *timeout, cancel, &NoProgress)

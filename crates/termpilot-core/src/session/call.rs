@@ -97,7 +97,7 @@ impl SessionCall {
     /// `more`); later reads start after it.
     pub fn take_banner(&self, max_lines: usize, more: ReadMore) -> OutputRead {
         let read = self.session.output_since(0, max_lines, false, more);
-        self.session.state().read_cursor = read.position;
+        self.session.state().input.read_to(read.position);
         read
     }
 
@@ -116,10 +116,10 @@ impl SessionCall {
         more: ReadMore,
         cancel: &CancellationToken,
     ) -> (OutputRead, bool) {
-        let from = since.unwrap_or_else(|| self.session.state().read_cursor);
+        let from = since.unwrap_or_else(|| self.session.state().input.read_cursor());
         let timed_out = self.session.wait_idle(idle, timeout, cancel).await;
         let read = self.session.output_since(from, max_lines, raw, more);
-        self.session.state().read_cursor = read.position;
+        self.session.state().input.read_to(read.position);
         (read, timed_out)
     }
 
@@ -132,7 +132,7 @@ impl SessionCall {
     /// The screen as text, and the output position it shows.
     pub fn read_screen(&self, options: ScreenOptions) -> (ScreenText, u64) {
         let s = self.session.state();
-        (screen::read(&s.emu, options), s.log.end())
+        (screen::read(&s.emu, options), s.output.end())
     }
 
     /// Output between `from` and now (the cursor does not move); a cut says `more`.
@@ -184,7 +184,7 @@ impl SessionCall {
     ) -> Answer {
         self.session.wait_answer(WRITE_MAX_WAIT, cancel).await;
         let read = self.session.output_since(position, 200, false, more);
-        self.session.state().read_cursor = read.position;
+        self.session.state().input.read_to(read.position);
         let screen = screen.then(|| self.read_screen(ScreenOptions::CURRENT).0);
         let exited = self.session.exit_settled().await;
         Answer {
@@ -234,7 +234,7 @@ impl SessionCall {
             .session
             .wait_until(until, since, timeout, cancel, progress)
             .await;
-        self.session.state().read_cursor = outcome.position;
+        self.session.state().input.read_to(outcome.position);
         outcome
     }
 
@@ -248,15 +248,17 @@ impl SessionCall {
     pub fn clear(&self) -> String {
         let mut s = self.session.state();
         s.emu.clear();
-        s.history.clear();
-        s.read_cursor = s.log.end();
+        s.output.clear_history();
+        let end = s.output.end();
+        s.input.read_to(end);
         screen::plain_text(&s.emu)
     }
 
     /// After a restart: later reads start at the end. Returns the screen.
     pub fn skip_to_end(&self) -> String {
         let mut s = self.session.state();
-        s.read_cursor = s.log.end();
+        let end = s.output.end();
+        s.input.read_to(end);
         screen::plain_text(&s.emu)
     }
 

@@ -75,8 +75,8 @@ impl Session {
                     (
                         s.phase().ever_ready(),
                         s.phase().prompt_seen(),
-                        s.log.end() > 0,
-                        s.last_output,
+                        s.output.end() > 0,
+                        s.output.last_output(),
                         s.command.ending(),
                     )
                 };
@@ -157,8 +157,8 @@ impl Session {
     ) -> OutputRead {
         let (start, bytes, end) = {
             let s = self.state();
-            let (start, bytes) = s.log.since(from);
-            (start, bytes, s.log.end())
+            let (start, bytes) = s.output.since(from);
+            (start, bytes, s.output.end())
         };
         let dropped_bytes = start.saturating_sub(from);
         let hint = more(start);
@@ -205,7 +205,7 @@ impl Session {
             bytes.extend_from_slice(&one);
         }
         // An interrupt or a line edit changes what will be echoed.
-        self.state().echo.clear_expected();
+        self.state().input.clear_expected_echo();
         self.write(bytes, None).await
     }
 
@@ -278,7 +278,7 @@ impl Session {
     /// The rendered line history: `max_lines` lines ending `offset` lines before the newest.
     /// Returns the lines, the total kept, and the 0-based range returned.
     pub fn history(&self, offset: usize, max_lines: usize) -> (Vec<String>, usize, usize, usize) {
-        let lines = self.state().history.lines();
+        let lines = self.state().output.history().lines();
         let total = lines.len();
         let to = total.saturating_sub(offset);
         let from = to.saturating_sub(max_lines);

@@ -39,7 +39,11 @@ impl Session {
             .run(|now| {
                 let (printed, last_output, gone) = {
                     let s = self.state();
-                    (s.log.end() > 0, s.last_output, s.command.ending())
+                    (
+                        s.output.end() > 0,
+                        s.output.last_output(),
+                        s.command.ending(),
+                    )
                 };
                 if gone {
                     return Look::Done(None);

@@ -170,8 +170,7 @@ impl Session {
         let (base, pos0, bracketed, prompt_line) = {
             let mut s = self.state();
             // Captured from this very position: nothing can slip in between.
-            let pos0 = s.log.end();
-            s.capture = Some(ExecCapture::new(pos0));
+            let pos0 = s.output.start_capture();
             let rows = screen::plain_rows(&s.emu);
             let cursor_row = s.emu.term().grid().cursor.point.line.0.max(0) as usize;
             (
@@ -187,7 +186,7 @@ impl Session {
         let echo_lines = echo.lines().count().max(1);
         let started = Instant::now();
         if let Err(e) = self.write(typed.into_bytes(), Some(&echo)).await {
-            self.state().capture = None;
+            self.state().output.take_capture();
             // Never leave a half-typed line behind for the next command.
             self.interrupt(mode, &base).await;
             return Err(e);
@@ -217,11 +216,14 @@ impl Session {
 
         let (mut capture, from, to, exit_code) = {
             let mut s = self.state();
-            let mut capture = s.capture.take().unwrap_or_else(|| ExecCapture::new(pos0));
+            let mut capture = s
+                .output
+                .take_capture()
+                .unwrap_or_else(|| ExecCapture::new(pos0));
             let from = output_start(&s, &mut capture, mode, &base, pos0, echo_lines);
             let (to, exit_code) = match &end {
                 End::Done { to, exit } => (*to, *exit),
-                _ => (s.log.end(), None),
+                _ => (s.output.end(), None),
             };
             (capture, from, to, exit_code)
         };
@@ -259,8 +261,8 @@ impl Session {
             rendered.full_output_path,
             rendered.spill_error,
         );
-        let position = self.state().log.end();
-        self.state().read_cursor = position;
+        let position = self.state().output.end();
+        self.state().input.read_to(position);
         let screen = still_running.then(|| self.full_screen()).flatten();
         let output = if screen.is_some() {
             String::new()
@@ -313,9 +315,7 @@ impl Session {
                     let mut s = self.state();
                     let from = s.command.first_since(base, is_output_start).map(|c| c.end);
                     let first_end = s.command.first_since(base, is_command_end).map(|d| d.start);
-                    let (Some(from), Some(capture_end)) =
-                        (from, s.capture.as_ref().map(|c| c.start + c.len()))
-                    else {
+                    let (Some(from), Some(capture_end)) = (from, s.output.captured_to()) else {
                         break;
                     };
                     let ahead = ahead.get_or_insert_with(|| {
@@ -328,7 +328,7 @@ impl Session {
                         break;
                     };
                     let at = ahead.at;
-                    match s.capture.as_mut() {
+                    match s.output.capture_mut() {
                         Some(capture) => capture.range(at, stop),
                         None => break,
                     }
@@ -386,7 +386,7 @@ impl Session {
                     // ends with the first newline after it was typed; once seen, it stays
                     // seen (no need to copy the output again).
                     if echo_end.is_none() {
-                        let head = s.log.range(pos0, pos0 + ECHO_WINDOW);
+                        let head = s.output.range(pos0, pos0 + ECHO_WINDOW);
                         echo_end = memchr::memchr(b'\n', &head).map(|i| pos0 + i as u64 + 1);
                     }
                     let output_from = match mode {
@@ -398,8 +398,8 @@ impl Session {
                         Mode::ProcessGroup => echo_end,
                     };
                     (
-                        s.last_output,
-                        output_from.map_or(0, |from| s.log.end().saturating_sub(from)),
+                        s.output.last_output(),
+                        output_from.map_or(0, |from| s.output.end().saturating_sub(from)),
                     )
                 };
                 let seen = self.seen(now, last_output);
@@ -418,7 +418,7 @@ impl Session {
                 let mut wake = now + PROGRESS_EVERY;
                 match ended {
                     Verdict::Yes(end) => {
-                        let to = end.to.unwrap_or_else(|| self.state().log.end());
+                        let to = end.to.unwrap_or_else(|| self.state().output.end());
                         return Look::Done(End::Done {
                             to,
                             exit: end.status,
@@ -596,7 +596,7 @@ fn is_command_end(kind: &MarkKind) -> bool {
 
 /// Where the command's output begins: after its `C` mark, else after the echoed lines.
 fn output_start(
-    s: &super::terminal::State,
+    s: &super::state::State,
     capture: &mut ExecCapture,
     mode: Mode,
     base: &Baseline,

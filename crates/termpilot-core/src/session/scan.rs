@@ -30,8 +30,8 @@ impl LineScan {
     ) -> Option<u64> {
         let (from, bytes, masks) = {
             let s = session.state();
-            let (from, bytes) = s.log.since(self.pos);
-            let masks = s.echo.ranges_between(from, from + bytes.len() as u64);
+            let (from, bytes) = s.output.since(self.pos);
+            let masks = s.input.echo_between(from, from + bytes.len() as u64);
             (from, bytes, masks)
         };
         let mut start = 0;

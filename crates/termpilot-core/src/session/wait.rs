@@ -127,7 +127,7 @@ impl Session {
             let s = self.state();
             let (m, line, pos) = match matched {
                 Some((m, l, p)) => (Some(m), Some(l), p),
-                None => (None, None, s.log.end()),
+                None => (None, None, s.output.end()),
             };
             WaitOutcome {
                 reason,
@@ -144,7 +144,7 @@ impl Session {
             .run(|now| {
                 let (end, last_output) = {
                     let s = self.state();
-                    (s.log.end(), s.last_output)
+                    (s.output.end(), s.output.last_output())
                 };
                 let found = match until {
                     Until::Pattern(re, On::Stream) => find_in_stream(&mut scan, self, re),
@@ -212,7 +212,7 @@ impl Session {
             .run(|now| {
                 let (last_output, ended) = {
                     let s = self.state();
-                    (s.last_output, s.command.program_end(now))
+                    (s.output.last_output(), s.command.program_end(now))
                 };
                 let idle_at = last_output.max(start) + idle;
                 if now >= idle_at || matches!(ended, Verdict::Yes(_)) {

@@ -81,7 +81,7 @@ impl SessionCall {
             .run(|now| {
                 let (last_output, program) = {
                     let s = self.state();
-                    (s.last_output, s.command.program_end(now))
+                    (s.output.last_output(), s.command.program_end(now))
                 };
                 let mut hit: Option<(String, String, Vec<String>)> = None;
                 let after = scan.next(self, |line| {
@@ -135,7 +135,7 @@ impl SessionCall {
             Waited::Deadline => ended(WatchReason::Timeout, scan.pos),
             Waited::Cancelled => ended(WatchReason::Cancelled, scan.pos),
         };
-        self.state().read_cursor = outcome.position;
+        self.state().input.read_to(outcome.position);
         outcome
     }
 }
@@ -148,14 +148,9 @@ impl Session {
             if !t.regex.is_match(line) {
                 continue;
             }
-            let now = Instant::now();
-            if let Some(last) = s.cooldowns.get(&t.id)
-                && now.duration_since(*last) < t.cooldown
-            {
-                continue;
+            if s.input.trigger_fires(&t.id, t.cooldown, Instant::now()) {
+                return Some(t.id.clone());
             }
-            s.cooldowns.insert(t.id.clone(), now);
-            return Some(t.id.clone());
         }
         None
     }
