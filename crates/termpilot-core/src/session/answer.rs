@@ -34,9 +34,9 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use super::call::SessionCall;
 use super::command_state::Verdict;
 use super::phase::CommandPhase;
-use super::terminal::Session;
 use super::waiter::{Look, Waited, Waiter};
 use crate::platform::{self, InputMode};
 
@@ -65,7 +65,7 @@ pub struct InputSnapshot {
     pub mode: Option<InputMode>,
 }
 
-/// Why [`Session::wait_answer`] returned.
+/// Why [`SessionCall::wait_answer`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answered {
     /// The program took the input and waits for more.
@@ -78,7 +78,7 @@ pub enum Answered {
     Ended,
 }
 
-impl Session {
+impl SessionCall {
     /// The exit status of what ended since the last write: a command session's program, or
     /// a command that was running then or that the write started (the command state's
     /// answer). `None` otherwise.
@@ -86,20 +86,6 @@ impl Session {
         let s = self.state();
         s.command
             .exit_since_input(&s.input.snapshot().phase, self.is_command())
-    }
-
-    /// The facts [`Session::wait_answer`] compares against; taken before writing input that
-    /// ends with ESC or not.
-    pub(crate) fn input_snapshot(&self, ends_with_escape: bool) -> InputSnapshot {
-        let group = self.foreground_group();
-        let phase = *self.state().phase();
-        InputSnapshot {
-            group,
-            switches: group.and_then(platform::context_switches),
-            phase,
-            ends_with_escape,
-            mode: self.input_mode(),
-        }
     }
 
     /// True when the foreground program took the input written after `snap` and now sleeps

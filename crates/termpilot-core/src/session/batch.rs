@@ -14,9 +14,10 @@ use std::time::Duration;
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
+use super::call::SessionCall;
 use super::keys;
 use super::mouse::Direction;
-use super::terminal::{Session, describe_exit};
+use super::terminal::describe_exit;
 use super::wait::{On, Reason, Until};
 use crate::error::{Error, Fault, Result};
 use crate::progress::NoProgress;
@@ -135,9 +136,9 @@ pub fn validate(actions: &[Action], rows: usize, cols: usize) -> Result<()> {
     Ok(())
 }
 
-impl Session {
+impl SessionCall {
     /// Validates then runs `actions` in order, stopping at the first failure.
-    pub(crate) async fn run_batch(
+    pub async fn run_batch(
         &self,
         actions: &[Action],
         cancel: &CancellationToken,

@@ -28,6 +28,7 @@ pub mod dcs_query;
 pub mod echo;
 pub mod emulator;
 pub mod extents;
+mod facts;
 pub mod input;
 pub mod integration;
 pub mod keys;

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use alacritty_terminal::term::TermMode;
 use tokio_util::sync::CancellationToken;
 
+use super::call::SessionCall;
 use super::command_state::{Follow, Verdict};
 use super::integration::{MarkKind, Mode};
 use super::phase::Baseline;
@@ -99,7 +100,7 @@ enum End {
     Cancelled,
 }
 
-impl Session {
+impl SessionCall {
     /// Refuses with a clear error when the shell is not at its prompt.
     fn check_at_prompt(&self) -> Result<()> {
         if let Some(exit) = self.exit() {
@@ -134,14 +135,8 @@ impl Session {
         Ok(())
     }
 
-    /// Who owns the spill files this session's calls write ([`crate::exec::spill::create_owned`]):
-    /// this incarnation of the session, so a restart under the same id ends them too.
-    pub(crate) fn spill_owner(&self) -> String {
-        format!("session {} pid {}", self.id, self.pid)
-    }
-
     /// Runs one command at the prompt.
-    pub(crate) async fn exec(
+    pub async fn exec(
         &self,
         req: &ExecRequest,
         cancel: &CancellationToken,
@@ -171,13 +166,11 @@ impl Session {
             let mut s = self.state();
             // Captured from this very position: nothing can slip in between.
             let pos0 = s.output.start_capture();
-            let rows = screen::plain_rows(&s.emu);
-            let cursor_row = s.emu.term().grid().cursor.point.line.0.max(0) as usize;
             (
                 s.command.baseline(),
                 pos0,
                 s.emu.mode().contains(TermMode::BRACKETED_PASTE),
-                rows.get(cursor_row).cloned().unwrap_or_default(),
+                screen::cursor_line(&s.emu),
             )
         };
         let command = req.command.trim_end_matches(['\r', '\n']);
@@ -261,8 +254,7 @@ impl Session {
             rendered.full_output_path,
             rendered.spill_error,
         );
-        let position = self.state().output.end();
-        self.state().input.read_to(position);
+        let position = self.state().read_to_end();
         let screen = still_running.then(|| self.full_screen()).flatten();
         let output = if screen.is_some() {
             String::new()
@@ -343,16 +335,6 @@ impl Session {
                 tokio::task::yield_now().await;
             }
         }
-    }
-
-    /// The screen as text (as `view:"screen"` reads it) while a program holds the alternate
-    /// screen, else `None`.
-    pub(super) fn full_screen(&self) -> Option<super::screen::ScreenText> {
-        let s = self.state();
-        s.emu
-            .mode()
-            .contains(alacritty_terminal::term::TermMode::ALT_SCREEN)
-            .then(|| super::screen::read(&s.emu, super::screen::ScreenOptions::CURRENT))
     }
 
     /// Waits for the end of the command typed after `base` (the rule is the command
@@ -471,7 +453,7 @@ impl Session {
     /// program's wait or a plain read by a `program` (not the shell itself), after
     /// [`super::prompt_exec_input::INPUT_QUIET`] any wait — everything it printed before is
     /// scanned, `may_wait` holds, and it has read all that reached it. Shared by
-    /// `terminal_exec` and a command session's start ([`Session::wait_program_ready`]).
+    /// `terminal_exec` and a command session's start ([`SessionCall::wait_program_ready`]).
     pub(super) fn input_wait_counts(
         &self,
         now: Instant,
@@ -481,7 +463,7 @@ impl Session {
         tty: &std::path::Path,
         may_wait: impl FnOnce() -> bool,
     ) -> bool {
-        let full_screen = self.state().emu.mode().contains(TermMode::ALT_SCREEN);
+        let full_screen = self.alternate_screen();
         let waits = || {
             if InputLooks::any_wait_counts(now, quiet_since) {
                 platform::waiting_for_input(group, tty)
@@ -575,14 +557,6 @@ impl Session {
             _ => command.clone(),
         };
         (format!("{}\r", wrapped.replace('\n', "\r")), wrapped)
-    }
-
-    /// The screen line the cursor is on: a waiting program's prompt.
-    pub(super) fn cursor_line(&self) -> String {
-        let s = self.state();
-        let rows = screen::plain_rows(&s.emu);
-        let row = s.emu.term().grid().cursor.point.line.0.max(0) as usize;
-        rows.get(row).cloned().unwrap_or_default()
     }
 }
 

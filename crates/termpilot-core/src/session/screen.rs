@@ -126,6 +126,19 @@ pub fn plain_rows(emu: &Emulator) -> Vec<String> {
         .collect()
 }
 
+/// The screen row the cursor is on, as plain text: a waiting program's prompt.
+pub fn cursor_line(emu: &Emulator) -> String {
+    let row = emu.term().grid().cursor.point.line.0.max(0) as usize;
+    plain_rows(emu).get(row).cloned().unwrap_or_default()
+}
+
+/// The screen as [`read`] gives it while a program holds the alternate screen, else `None`.
+pub fn alternate(emu: &Emulator) -> Option<ScreenText> {
+    emu.mode()
+        .contains(alacritty_terminal::term::TermMode::ALT_SCREEN)
+        .then(|| read(emu, ScreenOptions::CURRENT))
+}
+
 /// The visible screen as one string (rows joined by newlines, trailing blank rows dropped).
 pub fn plain_text(emu: &Emulator) -> String {
     let mut rows = plain_rows(emu);

@@ -71,6 +71,13 @@ impl State {
         self.input.wait_start(self.output.end())
     }
 
+    /// The agent has read everything so far; returns where the output ends.
+    pub(super) fn read_to_end(&mut self) -> u64 {
+        let end = self.output.end();
+        self.input.read_to(end);
+        end
+    }
+
     /// Feeds one chunk the program printed `at` (since the session started) to every owner,
     /// and returns the emulator's answers to queries in it.
     pub(super) fn feed(&mut self, chunk: &[u8], at: Duration) -> Replies {

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 
 use super::command_state::{CommandState, Seen};
 use super::emulator::Size;
-use super::integration::{self, Mode, Scanner};
+use super::integration::{self, Scanner};
 use super::pty::{self, Feeds, Pty};
 use super::shell::SessionShell;
 use super::state::{State, lock};
@@ -246,6 +246,11 @@ impl Session {
         *self.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
     }
 
+    /// When the session was last used (for the idle sweep and its status).
+    pub(super) fn last_used(&self) -> Instant {
+        *self.last_used.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub fn is_command(&self) -> bool {
         self.shape.command.is_some()
     }
@@ -336,135 +341,9 @@ impl Session {
         self.pty.scanned_all()
     }
 
-    /// What `terminal_list` shows, read with one short lock.
-    pub fn status(&self) -> Status {
-        let (exited, last_output, reported_cwd, size) = {
-            let s = self.state();
-            (
-                s.command.exit().is_some(),
-                s.output.last_output(),
-                s.command.reported_cwd().map(str::to_string),
-                s.size(),
-            )
-        };
-        let used = *self.last_used.lock().unwrap_or_else(|e| e.into_inner());
-        let foreground = self.foreground_group().filter(|&pg| pg != self.pid);
-        let busy = self
-            .state()
-            .command
-            .busy(self.is_command(), foreground.is_some());
-        Status {
-            alive: !exited,
-            busy,
-            foreground: foreground.and_then(platform::process_name),
-            cwd: reported_cwd
-                .map(PathBuf::from)
-                .or_else(|| platform::process_cwd(self.pid))
-                .unwrap_or_else(|| self.shape.cwd.clone()),
-            idle: used.max(last_output).elapsed(),
-            size,
-        }
-    }
-
-    /// The shell's working directory: as the shell last reported it, else as the OS says.
-    pub fn cwd(&self) -> PathBuf {
-        if let Some(dir) = self.state().command.reported_cwd().map(str::to_string) {
-            return PathBuf::from(dir);
-        }
-        platform::process_cwd(self.pid).unwrap_or_else(|| self.shape.cwd.clone())
-    }
-
-    /// How this session's commands are followed.
-    pub fn mode(&self) -> Mode {
-        if self.state().command.integrated() {
-            Mode::Osc133
-        } else {
-            Mode::ProcessGroup
-        }
-    }
-
-    /// The screen as `view:"screen"` reads it (see [`super::screen::read`]).
-    pub fn read_screen(&self, options: super::screen::ScreenOptions) -> super::screen::ScreenText {
-        super::screen::read(&self.state().emu, options)
-    }
-
     /// When the main process exited, if it has.
     pub fn exited_at(&self) -> Option<Instant> {
         self.state().command.exited_at()
-    }
-
-    /// True while the program on screen has turned on bracketed paste (`ESC [?2004h`).
-    pub fn bracketed_paste(&self) -> bool {
-        use alacritty_terminal::term::TermMode;
-        self.state().emu.mode().contains(TermMode::BRACKETED_PASTE)
-    }
-
-    /// The output position now: how many bytes the program has printed.
-    pub fn position(&self) -> u64 {
-        self.state().output.end()
-    }
-
-    /// True once the shell has printed a prompt mark: its commands can be followed exactly.
-    pub fn integrated(&self) -> bool {
-        self.state().command.integrated()
-    }
-
-    /// True once the main process exited and its output reached its end.
-    pub fn output_ended(&self) -> bool {
-        let s = self.state();
-        s.command.exit().is_some() && s.command.output_ended()
-    }
-
-    /// True once the main process exited or its output reached its end.
-    pub fn ending(&self) -> bool {
-        self.state().command.ending()
-    }
-
-    /// The screen as plain text (for a person, a resource read, a last screen).
-    pub fn screen_text(&self) -> String {
-        super::screen::plain_text(&self.state().emu)
-    }
-
-    /// The screen as plain text once an exited program's last bytes are in (see
-    /// [`Session::drained`]): the last screen of a shell that exited by itself.
-    pub fn last_screen_text(&self) -> String {
-        super::screen::plain_text(&self.drained().emu)
-    }
-
-    /// The state, once everything the exited main process printed has been read and fed to
-    /// the emulator: its exit can be reaped before the reader has its last bytes, so this
-    /// waits for the end of the output, at most [`DRAIN_GRACE`] after the exit (a background
-    /// child may hold the terminal open). A running program is not waited for.
-    fn drained(&self) -> MutexGuard<'_, State> {
-        loop {
-            let s = self.state();
-            let exited = s.command.exit().is_some();
-            if !exited
-                || matches!(
-                    s.command.program_end(Instant::now()),
-                    super::command_state::Verdict::Yes(_)
-                )
-            {
-                return s;
-            }
-            drop(s);
-            std::thread::sleep(Duration::from_micros(500));
-        }
-    }
-
-    /// The session as it is now, to remember once it ended.
-    pub fn last_look(&self) -> LastLook {
-        let s = self.drained();
-        LastLook {
-            text: super::screen::plain_text(&s.emu),
-            redraw: super::redraw::redraw(&s.emu),
-            cwd: s
-                .command
-                .reported_cwd()
-                .map_or_else(|| self.shape.cwd.display().to_string(), str::to_string),
-            size: s.size(),
-            exit: s.command.exit().cloned(),
-        }
     }
 
     /// Where a wait or watch without `since` starts: the later of the read cursor and the
@@ -494,6 +373,20 @@ impl Session {
         self.state().input.set_snapshot(snapshot);
         self.touch();
         self.pty.write(bytes).await.map(|()| position)
+    }
+
+    /// The facts [`super::call::SessionCall::wait_answer`] compares against; taken before writing input that
+    /// ends with ESC or not.
+    fn input_snapshot(&self, ends_with_escape: bool) -> super::answer::InputSnapshot {
+        let group = self.foreground_group();
+        let phase = *self.state().phase();
+        super::answer::InputSnapshot {
+            group,
+            switches: group.and_then(platform::context_switches),
+            phase,
+            ends_with_escape,
+            mode: self.input_mode(),
+        }
     }
 
     /// Queues bytes for the program without waiting (input from an attached person).

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
+use super::call::SessionCall;
 use super::command_state::{End, Follow, Verdict};
 use super::scan::LineScan;
 use super::screen;
@@ -107,7 +108,7 @@ fn find_in_stream(
         .map(|m| (m.as_str().to_string(), partial.clone(), scan.pos))
 }
 
-impl Session {
+impl SessionCall {
     /// Waits for `until`, looking at output from `since`, for at most `timeout`.
     pub(crate) async fn wait_until(
         &self,

@@ -10,7 +10,6 @@ use tokio_util::sync::CancellationToken;
 use super::call::SessionCall;
 use super::command_state::Verdict;
 use super::scan::LineScan;
-use super::terminal::Session;
 use super::waiter::{Look, Waited, Waiter};
 use crate::progress::Progress;
 
@@ -138,9 +137,7 @@ impl SessionCall {
         self.state().input.read_to(outcome.position);
         outcome
     }
-}
 
-impl Session {
     /// The first trigger matching `line` that is not cooling down; records the match.
     fn first_trigger(&self, triggers: &[Trigger], line: &str) -> Option<String> {
         let mut s = self.state();
