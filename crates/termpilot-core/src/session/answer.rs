@@ -41,9 +41,9 @@ use super::waiter::{Look, Waited, Waiter};
 use crate::platform::{self, InputMode};
 
 /// Output must be still this long before the program is asked whether it waits.
-pub const ANSWER_QUIET: Duration = Duration::from_millis(3);
+pub(super) const ANSWER_QUIET: Duration = Duration::from_millis(3);
 /// Where readiness cannot be known: the answer is the output once it was quiet this long.
-pub const FALLBACK_QUIET: Duration = Duration::from_millis(200);
+pub(super) const FALLBACK_QUIET: Duration = Duration::from_millis(200);
 /// After input that ended with ESC, a read that times out this soon is the program waiting
 /// to tell a lone Escape from a key sequence (vim 100 ms, fish 30 ms), not waiting for the user.
 const ESCAPE_WAIT: Duration = Duration::from_millis(250);
@@ -52,7 +52,7 @@ const MAX_CHECK_GAP: Duration = Duration::from_millis(25);
 
 /// What the terminal looked like just before input was written.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct InputSnapshot {
+pub(super) struct InputSnapshot {
     /// The foreground process group then.
     pub group: Option<i32>,
     /// Its leader's context switches then.
@@ -67,7 +67,7 @@ pub struct InputSnapshot {
 
 /// Why [`SessionCall::wait_answer`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answered {
+pub(crate) enum Answered {
     /// The program took the input and waits for more.
     Ready,
     /// The output was quiet for [`FALLBACK_QUIET`].

@@ -26,7 +26,7 @@ use crate::progress::NoProgress;
 pub const MAX_ACTIONS: usize = 50;
 
 /// Between two inputs, the longest wait for the program to take the first.
-pub const STEP_MAX: Duration = super::answer::FALLBACK_QUIET;
+pub(super) const STEP_MAX: Duration = super::answer::FALLBACK_QUIET;
 
 /// One input of a batch. Cells are 1-based.
 #[derive(Debug, Clone)]
@@ -105,7 +105,7 @@ pub struct BatchOutcome {
 }
 
 /// Checks a whole batch against a screen of `rows` × `cols` before anything is sent.
-pub fn validate(actions: &[Action], rows: usize, cols: usize) -> Result<()> {
+pub(super) fn validate(actions: &[Action], rows: usize, cols: usize) -> Result<()> {
     if actions.is_empty() || actions.len() > MAX_ACTIONS {
         return Err(Error::InvalidInput(format!(
             "A batch holds 1 to {MAX_ACTIONS} actions, not {}; split it into several calls.",

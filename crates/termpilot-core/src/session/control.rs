@@ -16,7 +16,7 @@ pub const CONTROL_LEASE: Duration = Duration::from_secs(120);
 
 /// One session's keyboard holder. Lives in [`super::terminal::Session`].
 #[derive(Default)]
-pub struct Control {
+pub(super) struct Control {
     holder: Mutex<Option<Hold>>,
 }
 

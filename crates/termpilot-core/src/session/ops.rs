@@ -34,13 +34,13 @@ pub struct OutputRead {
 
 /// Longest wait for a remote shell's first mark: the connect timeout, a login and the user's
 /// profile on a slow or loaded machine.
-pub const CONNECT_MAX: Duration = Duration::from_secs(20);
+pub(super) const CONNECT_MAX: Duration = Duration::from_secs(20);
 /// A new session is ready once its prompt is drawn: at most this long is waited for it.
-pub const READY_MAX: Duration = Duration::from_secs(10);
+pub(super) const READY_MAX: Duration = Duration::from_secs(10);
 /// Without a prompt's `B` mark, "drawn" means output that has been still this long…
-pub const READY_IDLE: Duration = Duration::from_millis(150);
+pub(super) const READY_IDLE: Duration = Duration::from_millis(150);
 /// …or this long for a hooked shell that printed no mark at all.
-pub const READY_IDLE_UNMARKED: Duration = Duration::from_secs(1);
+pub(super) const READY_IDLE_UNMARKED: Duration = Duration::from_secs(1);
 /// How often a silent command session's program is asked whether it reads the terminal.
 const READY_RECHECK: Duration = Duration::from_millis(20);
 

@@ -34,7 +34,7 @@ use crate::platform;
 use crate::progress::Progress;
 
 /// The longest command `terminal_exec` types (longer ones go in a file the shell sources).
-pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+pub(super) const MAX_COMMAND_BYTES: usize = 64 * 1024;
 
 /// How far past the typed command its echo's last newline is looked for.
 const ECHO_WINDOW: u64 = 4 * MAX_COMMAND_BYTES as u64;

@@ -20,13 +20,13 @@ use super::waiter::{Look, Waited, Waiter};
 use crate::progress::Progress;
 
 /// The longest any session wait may last (10 minutes); watches may last an hour.
-pub const MAX_WAIT: Duration = Duration::from_secs(600);
+pub(super) const MAX_WAIT: Duration = Duration::from_secs(600);
 /// How often an exit wait re-checks the foreground process group.
-pub const FOREGROUND_RECHECK: Duration = Duration::from_millis(250);
+pub(super) const FOREGROUND_RECHECK: Duration = Duration::from_millis(250);
 /// The shell must own the terminal and the output be still this long for "command ended".
-pub const SETTLE: Duration = Duration::from_millis(50);
+pub(super) const SETTLE: Duration = Duration::from_millis(50);
 /// How often a long wait reports progress.
-pub const PROGRESS_EVERY: Duration = Duration::from_secs(2);
+pub(super) const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
 /// Where a pattern is looked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

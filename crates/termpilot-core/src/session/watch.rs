@@ -14,7 +14,7 @@ use super::waiter::{Look, Waited, Waiter};
 use crate::progress::Progress;
 
 /// The longest a watch may last (1 hour).
-pub const MAX_WATCH: Duration = Duration::from_secs(3600);
+pub(super) const MAX_WATCH: Duration = Duration::from_secs(3600);
 
 /// One trigger.
 #[derive(Debug, Clone)]
