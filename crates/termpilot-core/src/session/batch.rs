@@ -200,7 +200,7 @@ impl SessionCall {
                 re,
                 timeout,
             } => {
-                let since = self.state().output.end();
+                let since = self.position();
                 let until = Until::Pattern(re.clone(), On::Screen);
                 let outcome = self
                     .wait_until(&until, since, *timeout, cancel, &NoProgress)

@@ -289,4 +289,24 @@ impl Session {
     pub(crate) fn cursor_line(&self) -> String {
         super::screen::cursor_line(&self.state().emu)
     }
+
+    /// The terminal modes the program on screen turned on (cursor keys, mouse, paste, …).
+    pub(crate) fn term_mode(&self) -> alacritty_terminal::term::TermMode {
+        self.state().emu.mode()
+    }
+
+    /// The newest line of the rendered history (the line being written, if unfinished).
+    pub(crate) fn last_line(&self) -> String {
+        self.state().output.history().last_line()
+    }
+
+    /// The raw output still kept from `from` on, with where it really starts.
+    pub(crate) fn output_since_position(&self, from: u64) -> (u64, Vec<u8>) {
+        self.state().output.since(from)
+    }
+
+    /// The raw output still kept, in the chunks it came in, each with when it came.
+    pub(crate) fn timed_output(&self) -> Vec<(Duration, Vec<u8>)> {
+        self.state().output.timed_chunks()
+    }
 }

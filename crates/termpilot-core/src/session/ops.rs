@@ -176,7 +176,7 @@ impl SessionCall {
     /// output position at the moment of writing.
     pub async fn type_text(&self, data: &str, paste: bool) -> Result<u64> {
         let bytes = if paste {
-            let bracketed = self.state().emu.mode().contains(TermMode::BRACKETED_PASTE);
+            let bracketed = self.bracketed_paste();
             let body = data.replace("\r\n", "\r").replace('\n', "\r");
             if bracketed {
                 super::paste::bracketed(&body).into_bytes()
@@ -191,7 +191,7 @@ impl SessionCall {
 
     /// Presses a key (or combo) `count` times.
     pub async fn press(&self, key: &str, count: usize) -> Result<u64> {
-        let app_cursor = self.state().emu.mode().contains(TermMode::APP_CURSOR);
+        let app_cursor = self.term_mode().contains(TermMode::APP_CURSOR);
         let one = keys::encode(key, app_cursor)?;
         let mut bytes = Vec::with_capacity(one.len() * count);
         for _ in 0..count {
@@ -207,7 +207,7 @@ impl SessionCall {
     /// the encoding used.
     pub async fn click(&self, row: usize, col: usize) -> Result<(u64, mouse::Encoding)> {
         self.check_cell(row, col)?;
-        let mode = self.state().emu.mode();
+        let mode = self.term_mode();
         let bytes = mouse::click(mode, row, col)?;
         let encoding = mouse::encoding(mode).unwrap_or(mouse::Encoding::Sgr);
         Ok((self.write(bytes, None).await?, encoding))
@@ -224,7 +224,7 @@ impl SessionCall {
         amount: usize,
     ) -> Result<(u64, &'static str)> {
         self.check_cell(row, col)?;
-        let mode = self.state().emu.mode();
+        let mode = self.term_mode();
         let plan = mouse::scroll(mode, row, col, direction, amount)?;
         Ok((self.write(plan.bytes, None).await?, plan.via))
     }

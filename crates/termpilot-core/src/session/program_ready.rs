@@ -71,7 +71,7 @@ impl SessionCall {
             Waited::Done(waiting) => waiting,
             Waited::Deadline | Waited::Cancelled => None,
         };
-        let running = self.exit().is_none() && !self.state().command.ending();
+        let running = self.exit().is_none() && !self.ending();
         ProgramReady {
             waiting_for_input,
             screen: running.then(|| self.full_screen()).flatten(),

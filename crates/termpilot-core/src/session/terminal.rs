@@ -1,4 +1,4 @@
-//! A live terminal session: what composes it, how it starts, and what needs no turn.
+//! A live terminal session: what composes it, how it starts, how input reaches it, how it ends.
 //!
 //! A [`Session`] composes its owners: the [`Pty`] (the terminal, its program and the
 //! threads that serve it, `pty.rs`), and the [`State`] the reader feeds (`state.rs`: the

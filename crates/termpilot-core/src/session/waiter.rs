@@ -90,7 +90,7 @@ impl<'a> Waiter<'a> {
             }
             if let Some(progress) = self.progress {
                 if now >= next_progress {
-                    let last = self.session.state().output.history().last_line();
+                    let last = self.session.last_line();
                     progress.report(started.elapsed(), &last);
                     next_progress = now + PROGRESS_EVERY;
                 }
