@@ -7,10 +7,10 @@
 
 use std::time::{Duration, Instant};
 
-use termpilot_core::session::echo::EchoMask;
-use termpilot_core::session::emulator::{Emulator, Size};
-use termpilot_core::session::log::{DEFAULT_CAPACITY, OutputLog};
-use termpilot_core::session::text::LineHistory;
+use termpilot_core::session::EchoMask;
+use termpilot_core::session::LineHistory;
+use termpilot_core::session::{DEFAULT_CAPACITY, OutputLog};
+use termpilot_core::session::{Emulator, Size};
 
 use crate::Row;
 use crate::client::median;

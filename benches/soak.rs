@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use termpilot_core::session::log::DEFAULT_CAPACITY;
+use termpilot_core::session::DEFAULT_CAPACITY;
 
 use crate::Row;
 use crate::client::{Client, percentile};

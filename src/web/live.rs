@@ -20,8 +20,8 @@ use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use termpilot_core::session::control::Controller;
-use termpilot_core::session::terminal::Session;
+use termpilot_core::session::Controller;
+use termpilot_core::session::Session;
 use tokio::sync::mpsc;
 
 use super::Web;

@@ -15,7 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::session::terminal::{Exit, Session, describe_exit};
+use crate::session::{Exit, Session, describe_exit};
 
 /// Most ended sessions remembered.
 pub const MAX_ENDED: usize = 50;

@@ -3,7 +3,7 @@
 //! This crate knows nothing of the Model Context Protocol, and cannot: its `Cargo.toml` has no
 //! `rmcp`. The `termpilot` binary's MCP face (`src/mcp/` at the workspace root) turns tool
 //! calls into calls on [`Core`] and its parts, and shapes what they return. A session is used
-//! through [`session::call::SessionCall`], which [`session_manager::SessionManager::call`]
+//! through [`session::SessionCall`], which [`session_manager::SessionManager::call`]
 //! hands out.
 
 pub mod config;

@@ -24,10 +24,10 @@ use serde::Serialize;
 use crate::config::{Config, SessionIds};
 use crate::ended::Ended;
 use crate::error::{Error, Fault, Result};
-use crate::session::call::SessionCall;
-use crate::session::emulator::Size;
+use crate::session::SessionCall;
+use crate::session::Size;
 use crate::session::shell;
-use crate::session::terminal::{Exit, Session, Shape, describe_exit};
+use crate::session::{Exit, Session, Shape, describe_exit};
 use tokio_util::sync::CancellationToken;
 
 /// Most reserved ids remembered.
@@ -615,7 +615,7 @@ impl SessionManager {
                     exit_code: s.exit().and_then(|e| e.code),
                     host: s.shape.remote.as_ref().map(|r| r.target.to_string()),
                     sandbox: crate::sandbox::session_mode(&s.shape.env).as_str(),
-                    controller: (s.controller() == crate::session::control::Controller::Person)
+                    controller: (s.controller() == crate::session::Controller::Person)
                         .then_some("person"),
                 }
             })
@@ -713,7 +713,7 @@ fn reserve(inner: &mut Inner, session: &Session, why: String, last_screen: Strin
     let mut shape = session.shape.clone();
     let (rows, cols) = session.screen_size();
     if let (Ok(rows), Ok(cols)) = (u16::try_from(rows), u16::try_from(cols)) {
-        shape.size = crate::session::emulator::Size { cols, rows };
+        shape.size = crate::session::Size { cols, rows };
     }
     inner.reserved.insert(
         session.id.clone(),

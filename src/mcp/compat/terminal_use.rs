@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use termpilot_core::Config;
 use termpilot_core::config::SessionIds;
 
-use termpilot_core::session::mouse::Direction;
-use termpilot_core::session::screen::ScreenOptions;
+use termpilot_core::session::Direction;
+use termpilot_core::session::ScreenOptions;
 
 use super::adapt::{Adapt, Finish};
 use super::terminal_use_io::{self as io, Input};

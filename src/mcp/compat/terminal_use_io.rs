@@ -14,10 +14,10 @@ use std::time::{Duration, Instant, SystemTime};
 use rmcp::model::JsonObject;
 use serde_json::Value;
 use termpilot_core::progress::NoProgress;
-use termpilot_core::session::call::SessionCall;
-use termpilot_core::session::mouse::Direction;
-use termpilot_core::session::screen::{ScreenOptions, ScreenText};
-use termpilot_core::session::wait::{On, Reason, Until};
+use termpilot_core::session::Direction;
+use termpilot_core::session::SessionCall;
+use termpilot_core::session::{On, Reason, Until};
+use termpilot_core::session::{ScreenOptions, ScreenText};
 
 use super::terminal_use_text::{
     Settled, exit_phrase, respawn_notice, screen_block, settle_note, shell_exited, tag,

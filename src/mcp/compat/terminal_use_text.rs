@@ -6,8 +6,8 @@
 //! error sentences become upstream's. Where upstream reports a figure termpilot does not
 //! keep (its buffer's line count), the line says what termpilot knows instead.
 
-use termpilot_core::session::screen::ScreenText;
-use termpilot_core::session::terminal::Exit;
+use termpilot_core::session::Exit;
+use termpilot_core::session::ScreenText;
 
 /// The marker the core draws at the cursor.
 const CURSOR_MARKER: char = '▌';

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use termpilot_core::remote::failure;
 use termpilot_core::remote::shell::RemoteShell;
-use termpilot_core::session::call::SessionCall;
+use termpilot_core::session::SessionCall;
 
 use super::route;
 use crate::mcp::registry::ToolCtx;

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_core::session::integration::Mode;
-use termpilot_core::session::prompt_exec::{ExecOutcome, ExecRequest};
+use termpilot_core::session::Mode;
+use termpilot_core::session::{ExecOutcome, ExecRequest};
 
 use super::session_call::{lock, lock_to_type};
 use super::waits::compile;
@@ -117,7 +117,7 @@ pub(super) struct Waiting {
 
 pub(super) fn waiting(
     waiting_for_input: Option<String>,
-    screen: Option<termpilot_core::session::screen::ScreenText>,
+    screen: Option<termpilot_core::session::ScreenText>,
 ) -> Waiting {
     let hint = if screen.is_some() {
         Some("A full-screen program is running; its screen is in `screen`: drive it with terminal_write or terminal_send_key (each returns once it answered), and terminal_wait until:exit after quitting it.".to_string())
@@ -197,11 +197,11 @@ async fn exec(ctx: ToolCtx, p: ExecParams) -> Result<ExecResult, ToolError> {
     run_one(&ctx, &p.session_id, &req).await
 }
 
-fn style(plain: bool) -> termpilot_core::session::text::Style {
+fn style(plain: bool) -> termpilot_core::session::Style {
     if plain {
-        termpilot_core::session::text::Style::Plain
+        termpilot_core::session::Style::Plain
     } else {
-        termpilot_core::session::text::Style::Terminal
+        termpilot_core::session::Style::Terminal
     }
 }
 

@@ -11,9 +11,9 @@ use termpilot_core::render::{self, Png};
 
 use crate::mcp::wire::screen::ScreenText;
 use crate::mcp::wire::screen::Theme;
-use termpilot_core::session::batch::{self, Action};
-use termpilot_core::session::mouse::{Direction, MAX_SCROLL};
-use termpilot_core::session::terminal::Session;
+use termpilot_core::session::Session;
+use termpilot_core::session::{Action, MAX_ACTIONS};
+use termpilot_core::session::{Direction, MAX_SCROLL};
 
 use super::session_call::{lock, lock_to_type};
 use super::system::blocking;
@@ -340,7 +340,7 @@ impl ActionParam {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct BatchParams {
     pub session_id: String,
-    #[schemars(length(min = 1, max = batch::MAX_ACTIONS))]
+    #[schemars(length(min = 1, max = MAX_ACTIONS))]
     pub actions: Vec<ActionParam>,
 }
 

@@ -2,7 +2,7 @@
 //! ([`SessionCall`]: found, or told it was restarted; one call at a time), refused before
 //! anything is typed while a person holds the keyboard.
 
-use termpilot_core::session::call::SessionCall;
+use termpilot_core::session::SessionCall;
 
 use crate::mcp::registry::ToolCtx;
 use crate::mcp::reply::ToolError;

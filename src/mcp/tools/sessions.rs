@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_core::session::emulator::Size;
-use termpilot_core::session::terminal::describe_exit;
+use termpilot_core::session::Size;
+use termpilot_core::session::describe_exit;
 use termpilot_core::session::transcript;
 use termpilot_core::session_manager::{SessionSummary, StartRequest, Stopped};
 

@@ -5,9 +5,9 @@ use std::time::Duration;
 use crate::mcp::wire::screen::ScreenText;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_core::session::call::SessionCall;
-use termpilot_core::session::screen::ScreenOptions;
-use termpilot_core::session::terminal::describe_exit;
+use termpilot_core::session::ScreenOptions;
+use termpilot_core::session::SessionCall;
+use termpilot_core::session::describe_exit;
 
 use super::session_call::{lock, lock_to_type};
 use crate::mcp::args::yes;
@@ -273,9 +273,8 @@ async fn read(ctx: ToolCtx, p: ReadParams) -> Result<ReadResult, ToolError> {
 }
 
 /// `Some("person")` while a person holds the session's keyboard.
-fn person(session: &termpilot_core::session::terminal::Session) -> Option<&'static str> {
-    (session.controller() == termpilot_core::session::control::Controller::Person)
-        .then_some("person")
+fn person(session: &termpilot_core::session::Session) -> Option<&'static str> {
+    (session.controller() == termpilot_core::session::Controller::Person).then_some("person")
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]

@@ -6,8 +6,8 @@ use std::time::Duration;
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_core::session::wait::{On, Reason, Until};
-use termpilot_core::session::watch::{Trigger, WatchReason};
+use termpilot_core::session::{On, Reason, Until};
+use termpilot_core::session::{Trigger, WatchReason};
 
 use super::session_call::lock;
 use crate::mcp::args::yes;

@@ -1,11 +1,11 @@
 //! The screen as JSON: the `theme` parameter and result field of the screenshot tools
 //! (`termpilot_core::render::Theme` is the core's), and `view:"screen"`'s text, cursor and
-//! highlights (`termpilot_core::session::screen::ScreenText` is the core's).
+//! highlights (`termpilot_core::session::ScreenText` is the core's).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot_core::render;
-use termpilot_core::session::screen as core;
+use termpilot_core::session as core;
 
 // A colour theme for screenshots; serialises as its name (`"solarized-dark"`). A plain
 // comment, not a doc comment: a doc comment would become a description in every schema

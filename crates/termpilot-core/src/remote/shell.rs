@@ -13,7 +13,7 @@ use super::script::quote;
 use super::target::Target;
 use super::transport::{self, RemoteOptions, Tty};
 use crate::error::{Error, Result};
-use crate::session::integration::new_nonce;
+use crate::session::new_nonce;
 use crate::session::shell::ShellKind;
 
 const BASH: &str = include_str!("../session/integration/bash.sh");

@@ -34,16 +34,16 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use super::call::SessionCall;
 use super::command_state::Verdict;
 use super::phase::CommandPhase;
-use super::terminal::Session;
 use super::waiter::{Look, Waited, Waiter};
 use crate::platform::{self, InputMode};
 
 /// Output must be still this long before the program is asked whether it waits.
-pub const ANSWER_QUIET: Duration = Duration::from_millis(3);
+pub(super) const ANSWER_QUIET: Duration = Duration::from_millis(3);
 /// Where readiness cannot be known: the answer is the output once it was quiet this long.
-pub const FALLBACK_QUIET: Duration = Duration::from_millis(200);
+pub(super) const FALLBACK_QUIET: Duration = Duration::from_millis(200);
 /// After input that ended with ESC, a read that times out this soon is the program waiting
 /// to tell a lone Escape from a key sequence (vim 100 ms, fish 30 ms), not waiting for the user.
 const ESCAPE_WAIT: Duration = Duration::from_millis(250);
@@ -52,7 +52,7 @@ const MAX_CHECK_GAP: Duration = Duration::from_millis(25);
 
 /// What the terminal looked like just before input was written.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct InputSnapshot {
+pub(super) struct InputSnapshot {
     /// The foreground process group then.
     pub group: Option<i32>,
     /// Its leader's context switches then.
@@ -65,9 +65,9 @@ pub struct InputSnapshot {
     pub mode: Option<InputMode>,
 }
 
-/// Why [`Session::wait_answer`] returned.
+/// Why [`SessionCall::wait_answer`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answered {
+pub(crate) enum Answered {
     /// The program took the input and waits for more.
     Ready,
     /// The output was quiet for [`FALLBACK_QUIET`].
@@ -78,28 +78,14 @@ pub enum Answered {
     Ended,
 }
 
-impl Session {
+impl SessionCall {
     /// The exit status of what ended since the last write: a command session's program, or
     /// a command that was running then or that the write started (the command state's
     /// answer). `None` otherwise.
     pub(crate) fn ended_since_input(&self) -> Option<i32> {
         let s = self.state();
         s.command
-            .exit_since_input(&s.input_snapshot.phase, self.is_command())
-    }
-
-    /// The facts [`Session::wait_answer`] compares against; taken before writing input that
-    /// ends with ESC or not.
-    pub(crate) fn input_snapshot(&self, ends_with_escape: bool) -> InputSnapshot {
-        let group = self.foreground_group();
-        let phase = *self.state().phase();
-        InputSnapshot {
-            group,
-            switches: group.and_then(platform::context_switches),
-            phase,
-            ends_with_escape,
-            mode: self.input_mode(),
-        }
+            .exit_since_input(&s.input.snapshot().phase, self.is_command())
     }
 
     /// True when the foreground program took the input written after `snap` and now sleeps
@@ -135,7 +121,7 @@ impl Session {
     pub(crate) async fn wait_answer(&self, max: Duration, cancel: &CancellationToken) -> Answered {
         let start = Instant::now();
         let deadline = start + max;
-        let snap = self.state().input_snapshot;
+        let snap = *self.state().input.snapshot();
         let tty = if self.shape.remote.is_none() && snap.group.is_some() {
             platform::stdin_tty(self.pid)
         } else {
@@ -149,7 +135,10 @@ impl Session {
             .run(|now| {
                 let (last_output, program) = {
                     let s = self.state();
-                    (s.last_output.max(start), s.command.program_end(now))
+                    (
+                        s.output.last_output().max(start),
+                        s.command.program_end(now),
+                    )
                 };
                 match program {
                     Verdict::Yes(_) => return Look::Done(Answered::Ended),

@@ -14,9 +14,10 @@ use std::time::Duration;
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
+use super::call::SessionCall;
 use super::keys;
 use super::mouse::Direction;
-use super::terminal::{Session, describe_exit};
+use super::terminal::describe_exit;
 use super::wait::{On, Reason, Until};
 use crate::error::{Error, Fault, Result};
 use crate::progress::NoProgress;
@@ -25,7 +26,7 @@ use crate::progress::NoProgress;
 pub const MAX_ACTIONS: usize = 50;
 
 /// Between two inputs, the longest wait for the program to take the first.
-pub const STEP_MAX: Duration = super::answer::FALLBACK_QUIET;
+pub(super) const STEP_MAX: Duration = super::answer::FALLBACK_QUIET;
 
 /// One input of a batch. Cells are 1-based.
 #[derive(Debug, Clone)]
@@ -104,7 +105,7 @@ pub struct BatchOutcome {
 }
 
 /// Checks a whole batch against a screen of `rows` × `cols` before anything is sent.
-pub fn validate(actions: &[Action], rows: usize, cols: usize) -> Result<()> {
+pub(super) fn validate(actions: &[Action], rows: usize, cols: usize) -> Result<()> {
     if actions.is_empty() || actions.len() > MAX_ACTIONS {
         return Err(Error::InvalidInput(format!(
             "A batch holds 1 to {MAX_ACTIONS} actions, not {}; split it into several calls.",
@@ -135,9 +136,9 @@ pub fn validate(actions: &[Action], rows: usize, cols: usize) -> Result<()> {
     Ok(())
 }
 
-impl Session {
+impl SessionCall {
     /// Validates then runs `actions` in order, stopping at the first failure.
-    pub(crate) async fn run_batch(
+    pub async fn run_batch(
         &self,
         actions: &[Action],
         cancel: &CancellationToken,
@@ -199,7 +200,7 @@ impl Session {
                 re,
                 timeout,
             } => {
-                let since = self.state().log.end();
+                let since = self.position();
                 let until = Until::Pattern(re.clone(), On::Screen);
                 let outcome = self
                     .wait_until(&until, since, *timeout, cancel, &NoProgress)

@@ -14,12 +14,9 @@ use std::time::Duration;
 use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
 
-use super::batch::{Action, BatchOutcome};
 use super::emulator::Size;
-use super::mouse::{Direction, Encoding};
 use super::ops::{OutputRead, ReadMore, WRITE_MAX_WAIT};
 use super::program_ready::ProgramReady;
-use super::prompt_exec::{ExecOutcome, ExecRequest};
 use super::screen::{self, ScreenOptions, ScreenText};
 use super::terminal::{Exit, Session};
 use super::wait::{Until, WaitOutcome};
@@ -71,33 +68,28 @@ impl SessionCall {
     }
 
     /// Waits until a new (or restarted) session's first prompt is drawn (see
-    /// [`Session::wait_ready`]); a remote shell first gets time to connect and log in.
+    /// [`SessionCall::wait_prompt`]); a remote shell first gets time to connect and log in.
     pub async fn wait_ready(&self, cancel: &CancellationToken) {
-        self.session.wait_connected(cancel).await;
-        self.session.wait_ready(cancel).await;
+        self.wait_connected(cancel).await;
+        self.wait_prompt(cancel).await;
     }
 
     /// Waits until a new session is ready: a local command session's program until it waits
-    /// for input as `terminal_exec` tells it ([`Session::wait_program_ready`]: its prompt line
+    /// for input as `terminal_exec` tells it ([`SessionCall::wait_program_ready`]: its prompt line
     /// and full screen come back), any other session as [`SessionCall::wait_ready`] does.
     pub async fn wait_started(&self, cancel: &CancellationToken) -> ProgramReady {
         if self.session.is_command() && self.session.shape.remote.is_none() {
-            return self.session.wait_program_ready(cancel).await;
+            return self.wait_program_ready(cancel).await;
         }
         self.wait_ready(cancel).await;
         ProgramReady::default()
     }
 
-    /// Waits (at most `max`) until the program exited and its output reached its end.
-    pub async fn wait_output_end(&self, max: Duration) {
-        self.session.wait_output_end(max).await;
-    }
-
     /// What a new session printed so far (its banner), at most `max_lines` (a cut says
     /// `more`); later reads start after it.
     pub fn take_banner(&self, max_lines: usize, more: ReadMore) -> OutputRead {
-        let read = self.session.output_since(0, max_lines, false, more);
-        self.session.state().read_cursor = read.position;
+        let read = self.output_since(0, max_lines, false, more);
+        self.session.state().input.read_to(read.position);
         read
     }
 
@@ -116,10 +108,10 @@ impl SessionCall {
         more: ReadMore,
         cancel: &CancellationToken,
     ) -> (OutputRead, bool) {
-        let from = since.unwrap_or_else(|| self.session.state().read_cursor);
-        let timed_out = self.session.wait_idle(idle, timeout, cancel).await;
-        let read = self.session.output_since(from, max_lines, raw, more);
-        self.session.state().read_cursor = read.position;
+        let from = since.unwrap_or_else(|| self.session.state().input.read_cursor());
+        let timed_out = self.wait_idle(idle, timeout, cancel).await;
+        let read = self.output_since(from, max_lines, raw, more);
+        self.session.state().input.read_to(read.position);
         (read, timed_out)
     }
 
@@ -132,44 +124,7 @@ impl SessionCall {
     /// The screen as text, and the output position it shows.
     pub fn read_screen(&self, options: ScreenOptions) -> (ScreenText, u64) {
         let s = self.session.state();
-        (screen::read(&s.emu, options), s.log.end())
-    }
-
-    /// Output between `from` and now (the cursor does not move); a cut says `more`.
-    pub fn output_since(
-        &self,
-        from: u64,
-        max_lines: usize,
-        raw: bool,
-        more: ReadMore,
-    ) -> OutputRead {
-        self.session.output_since(from, max_lines, raw, more)
-    }
-
-    /// Types text (or pastes it); returns the output position at the moment of writing.
-    pub async fn type_text(&self, data: &str, paste: bool) -> Result<u64> {
-        self.session.type_text(data, paste).await
-    }
-
-    /// Presses a key or combo `count` times; returns the output position before.
-    pub async fn press(&self, key: &str, count: usize) -> Result<u64> {
-        self.session.press(key, count).await
-    }
-
-    /// Clicks 1-based (`row`, `col`) in the program's mouse protocol.
-    pub async fn click(&self, row: usize, col: usize) -> Result<(u64, Encoding)> {
-        self.session.click(row, col).await
-    }
-
-    /// Turns the wheel at (`row`, `col`).
-    pub async fn scroll(
-        &self,
-        row: usize,
-        col: usize,
-        direction: Direction,
-        amount: usize,
-    ) -> Result<(u64, &'static str)> {
-        self.session.scroll(row, col, direction, amount).await
+        (screen::read(&s.emu, options), s.output.end())
     }
 
     /// Waits (at most [`WRITE_MAX_WAIT`]) for the answer to the input written at `position`
@@ -182,37 +137,18 @@ impl SessionCall {
         more: ReadMore,
         cancel: &CancellationToken,
     ) -> Answer {
-        self.session.wait_answer(WRITE_MAX_WAIT, cancel).await;
-        let read = self.session.output_since(position, 200, false, more);
-        self.session.state().read_cursor = read.position;
+        self.wait_answer(WRITE_MAX_WAIT, cancel).await;
+        let read = self.output_since(position, 200, false, more);
+        self.session.state().input.read_to(read.position);
         let screen = screen.then(|| self.read_screen(ScreenOptions::CURRENT).0);
         let exited = self.session.exit_settled().await;
         Answer {
             output: read.output,
             screen,
             end_position: read.position,
-            exit_code: self.session.ended_since_input(),
+            exit_code: self.ended_since_input(),
             exited,
         }
-    }
-
-    /// Runs a batch of actions in order (see `batch.rs`).
-    pub async fn run_batch(
-        &self,
-        actions: &[Action],
-        cancel: &CancellationToken,
-    ) -> Result<BatchOutcome> {
-        self.session.run_batch(actions, cancel).await
-    }
-
-    /// Runs one command at the prompt (see `exec.rs`); the read cursor moves past its output.
-    pub async fn exec(
-        &self,
-        req: &ExecRequest,
-        cancel: &CancellationToken,
-        progress: &dyn Progress,
-    ) -> Result<ExecOutcome> {
-        self.session.exec(req, cancel, progress).await
     }
 
     /// Where a wait or watch without `since` starts (see [`Session::wait_start`]).
@@ -231,10 +167,9 @@ impl SessionCall {
         progress: &dyn Progress,
     ) -> WaitOutcome {
         let outcome = self
-            .session
             .wait_until(until, since, timeout, cancel, progress)
             .await;
-        self.session.state().read_cursor = outcome.position;
+        self.session.state().input.read_to(outcome.position);
         outcome
     }
 
@@ -248,15 +183,15 @@ impl SessionCall {
     pub fn clear(&self) -> String {
         let mut s = self.session.state();
         s.emu.clear();
-        s.history.clear();
-        s.read_cursor = s.log.end();
+        s.output.clear_history();
+        s.read_to_end();
         screen::plain_text(&s.emu)
     }
 
     /// After a restart: later reads start at the end. Returns the screen.
     pub fn skip_to_end(&self) -> String {
         let mut s = self.session.state();
-        s.read_cursor = s.log.end();
+        s.read_to_end();
         screen::plain_text(&s.emu)
     }
 

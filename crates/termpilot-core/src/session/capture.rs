@@ -40,14 +40,14 @@ use super::scrollback::Scrollback;
 
 /// The scroll region as alacritty holds it: lines `start..end` of the screen.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Region {
+pub(super) struct Region {
     start: i32,
     end: i32,
 }
 
 impl Region {
     /// The whole screen of `lines` lines.
-    pub fn full(lines: usize) -> Region {
+    pub(super) fn full(lines: usize) -> Region {
         Region {
             start: 0,
             end: lines as i32,
@@ -57,7 +57,7 @@ impl Region {
 
 /// The term, the mirrored region, the lines' extents and the scrollback, borrowed for one
 /// `advance`.
-pub struct Capture<'a> {
+pub(super) struct Capture<'a> {
     pub term: &'a mut Term<EmulatorEvents>,
     pub region: &'a mut Region,
     pub extents: &'a mut Extents,
@@ -420,7 +420,11 @@ impl Capture<'_> {
 
 /// The top rows a resize to `lines` lines pushes into history: alacritty scrolls the screen
 /// up just enough to keep the cursor on it.
-pub fn keep_before_resize(term: &Term<EmulatorEvents>, scrollback: &mut Scrollback, lines: usize) {
+pub(super) fn keep_before_resize(
+    term: &Term<EmulatorEvents>,
+    scrollback: &mut Scrollback,
+    lines: usize,
+) {
     if term.mode().contains(TermMode::ALT_SCREEN) {
         return;
     }

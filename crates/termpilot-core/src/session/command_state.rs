@@ -30,7 +30,7 @@ use super::terminal::Exit;
 use super::wait::{FOREGROUND_RECHECK, SETTLE};
 
 /// How long after its exit a program's output may still be arriving.
-pub const DRAIN_GRACE: Duration = Duration::from_millis(100);
+pub(super) const DRAIN_GRACE: Duration = Duration::from_millis(100);
 
 /// Most marks kept.
 const MAX_MARKS: usize = 512;
@@ -68,7 +68,7 @@ impl<T> Verdict<T> {
         }
     }
 
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Verdict<U> {
+    pub(super) fn map<U>(self, f: impl FnOnce(T) -> U) -> Verdict<U> {
         match self {
             Verdict::Yes(v) => Verdict::Yes(f(v)),
             Verdict::LookAt(at) => Verdict::LookAt(at),
@@ -77,7 +77,7 @@ impl<T> Verdict<T> {
     }
 
     /// When a look is due again, if a timer must wake it.
-    pub fn look_at(&self) -> Option<Instant> {
+    pub(super) fn look_at(&self) -> Option<Instant> {
         match self {
             Verdict::LookAt(at) => Some(*at),
             _ => None,
@@ -125,12 +125,12 @@ enum Following {
 impl Follow {
     /// `terminal_exec`'s command, typed just after `base`; `marks` when the shell marks its
     /// commands.
-    pub fn typed(base: Baseline, marks: bool, started: Instant) -> Self {
+    pub(super) fn typed(base: Baseline, marks: bool, started: Instant) -> Self {
         Follow::new(base, Following::Typed { marks }, started)
     }
 
     /// What runs now: the command in a shell, or a command session's program.
-    pub fn current(base: Baseline, command_session: bool, started: Instant) -> Self {
+    pub(super) fn current(base: Baseline, command_session: bool, started: Instant) -> Self {
         let what = match command_session {
             true => Following::Program,
             false => Following::Current,
@@ -174,7 +174,7 @@ pub(crate) struct CommandState {
 impl CommandState {
     /// The state of a new session: `signed` when only marks carrying its nonce count,
     /// `prompt_marks_only` for shells that print no `C`.
-    pub fn new(scanner: Scanner, signed: bool, prompt_marks_only: bool) -> Self {
+    pub(super) fn new(scanner: Scanner, signed: bool, prompt_marks_only: bool) -> Self {
         CommandState {
             scanner,
             signed,
@@ -192,7 +192,7 @@ impl CommandState {
     /// Records the marks in `chunk` (at position `at`) and returns where the command phase
     /// changes in it: (position just after a mark, inside a command from there on, command
     /// boundaries seen by then).
-    pub fn on_output(&mut self, chunk: &[u8], at: u64) -> Vec<(u64, bool, u64)> {
+    pub(super) fn on_output(&mut self, chunk: &[u8], at: u64) -> Vec<(u64, bool, u64)> {
         let mut found = Vec::new();
         self.scanner.feed(chunk, at, &mut found);
         found
@@ -241,59 +241,59 @@ impl CommandState {
     }
 
     /// The main process ended (recorded by the waiter thread right after reaping it).
-    pub fn on_exit(&mut self, exit: Exit, at: Instant) {
+    pub(super) fn on_exit(&mut self, exit: Exit, at: Instant) {
         self.exit = Some(exit);
         self.exited_at = Some(at);
     }
 
     /// The output reached its end.
-    pub fn on_eof(&mut self) {
+    pub(super) fn on_eof(&mut self) {
         self.eof = true;
     }
 
     /// The command phase now.
-    pub fn phase(&self) -> &CommandPhase {
+    pub(super) fn phase(&self) -> &CommandPhase {
         &self.phase
     }
 
     /// When the main process's exit was recorded, if it was.
-    pub fn exited_at(&self) -> Option<Instant> {
+    pub(super) fn exited_at(&self) -> Option<Instant> {
         self.exited_at
     }
 
     /// How the main process ended, once recorded.
-    pub fn exit(&self) -> Option<&Exit> {
+    pub(super) fn exit(&self) -> Option<&Exit> {
         self.exit.as_ref()
     }
 
     /// The output reached its end.
-    pub fn output_ended(&self) -> bool {
+    pub(super) fn output_ended(&self) -> bool {
         self.eof
     }
 
     /// The main process exited or the output reached its end: nothing will read input.
-    pub fn ending(&self) -> bool {
+    pub(super) fn ending(&self) -> bool {
         self.exit.is_some() || self.eof
     }
 
     /// True once the shell has printed a mark: its commands can be followed exactly.
-    pub fn integrated(&self) -> bool {
+    pub(super) fn integrated(&self) -> bool {
         self.marks_seen > 0
     }
 
     /// The working directory the shell last reported.
-    pub fn reported_cwd(&self) -> Option<&str> {
+    pub(super) fn reported_cwd(&self) -> Option<&str> {
         self.reported_cwd.as_deref()
     }
 
     /// Marks numbered from `seq` on (numbers count every mark ever seen).
-    pub fn marks_since(&self, seq: u64) -> impl Iterator<Item = &Mark> {
+    pub(super) fn marks_since(&self, seq: u64) -> impl Iterator<Item = &Mark> {
         let first = self.marks_seen - self.marks.len() as u64;
         self.marks.iter().skip(seq.saturating_sub(first) as usize)
     }
 
     /// Where a reader starting now begins.
-    pub fn baseline(&self) -> Baseline {
+    pub(super) fn baseline(&self) -> Baseline {
         Baseline {
             seq: self.marks_seen,
             phase: self.phase,
@@ -303,7 +303,7 @@ impl CommandState {
     /// Where a reader of the output from position `since` on began: the phase before the
     /// first kept mark at or after `since` (a command that ended after `since` has ended for
     /// it), else the phase now.
-    pub fn baseline_at(&self, since: u64) -> Baseline {
+    pub(super) fn baseline_at(&self, since: u64) -> Baseline {
         let after = self
             .marks
             .iter()
@@ -318,7 +318,11 @@ impl CommandState {
     }
 
     /// The first mark of `kind`'s sort after `base` (an output start, a command end).
-    pub fn first_since(&self, base: &Baseline, wanted: fn(&MarkKind) -> bool) -> Option<&Mark> {
+    pub(super) fn first_since(
+        &self,
+        base: &Baseline,
+        wanted: fn(&MarkKind) -> bool,
+    ) -> Option<&Mark> {
         self.marks_since(base.seq).find(|m| wanted(&m.kind))
     }
 
@@ -326,7 +330,7 @@ impl CommandState {
     /// reached its end, or [`DRAIN_GRACE`] after the exit (a background child may hold the
     /// terminal open). The end of output alone is not an exit: the program may have closed
     /// the terminal and run on, or been reaped a moment before its exit is recorded.
-    pub fn program_end(&self, now: Instant) -> Verdict<Exit> {
+    pub(super) fn program_end(&self, now: Instant) -> Verdict<Exit> {
         match (&self.exit, self.exited_at) {
             (Some(exit), _) if self.eof => Verdict::Yes(exit.clone()),
             (Some(exit), Some(at)) if now >= at + DRAIN_GRACE => Verdict::Yes(exit.clone()),
@@ -339,13 +343,13 @@ impl CommandState {
     /// output ended and the main process no longer runs (`main_alive`, asked only then:
     /// reaped a moment before its exit is recorded, or a zombie about to be). Input it was
     /// given is answered by its exit, not by a quiet screen.
-    pub fn program_leaving(&self, main_alive: impl FnOnce() -> bool) -> bool {
+    pub(super) fn program_leaving(&self, main_alive: impl FnOnce() -> bool) -> bool {
         self.exit.is_some() || (self.eof && !main_alive())
     }
 
     /// Has the command `follow` follows ended (the table in [`Following`])? A session
     /// whose main process exited has nothing left running.
-    pub fn command_end(&self, follow: &mut Follow, seen: &Seen) -> Verdict<End> {
+    pub(super) fn command_end(&self, follow: &mut Follow, seen: &Seen) -> Verdict<End> {
         let program = self.program_end(seen.now).map(|exit| End {
             to: None,
             status: exit.code,
@@ -425,7 +429,7 @@ impl CommandState {
     /// Does what was typed after `base` still run (an interrupt's question)? A program holds
     /// the terminal, or with `marks` no end with its next prompt ready came since and the
     /// main process has not exited.
-    pub fn still_running(&self, base: &Baseline, marks: bool, seen: &Seen) -> bool {
+    pub(super) fn still_running(&self, base: &Baseline, marks: bool, seen: &Seen) -> bool {
         let ended_ready = self
             .phase
             .ended_since(&base.phase)
@@ -437,7 +441,11 @@ impl CommandState {
     /// The exit status of what ended since the input written at `before`: a command
     /// session's program (no input reaches one that exited, so its exit came after), or a
     /// command that ran in the shell then or was started by the input.
-    pub fn exit_since_input(&self, before: &CommandPhase, command_session: bool) -> Option<i32> {
+    pub(super) fn exit_since_input(
+        &self,
+        before: &CommandPhase,
+        command_session: bool,
+    ) -> Option<i32> {
         if command_session {
             return self.exit.as_ref().and_then(|e| e.code);
         }
@@ -450,18 +458,18 @@ impl CommandState {
     /// A command the shell started after `base` has not ended (see
     /// [`CommandPhase::command_open_since`]): a read by the shell itself is then the
     /// command's (`read -p`), not the shell back at its prompt.
-    pub fn command_open_since(&self, base: &Baseline) -> bool {
+    pub(super) fn command_open_since(&self, base: &Baseline) -> bool {
         self.phase.command_open_since(&base.phase)
     }
 
     /// The shell's line editor read a command line (`B`) since `before`.
-    pub fn prompt_ready_since(&self, before: &CommandPhase) -> bool {
+    pub(super) fn prompt_ready_since(&self, before: &CommandPhase) -> bool {
         self.phase.ready_since(before)
     }
 
     /// Busy for `terminal_list`: not exited, and a command session, a program in the
     /// terminal's foreground, or a command running by marks.
-    pub fn busy(&self, command_session: bool, program_in_foreground: bool) -> bool {
+    pub(super) fn busy(&self, command_session: bool, program_in_foreground: bool) -> bool {
         self.exit.is_none() && (command_session || program_in_foreground || self.phase.running())
     }
 }

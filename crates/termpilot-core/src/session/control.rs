@@ -2,22 +2,21 @@
 //! from the web page.
 //!
 //! While a person holds control, the agent's typing (write, keys, exec, clicks, batches) is
-//! refused with one sentence from [`Session::agent_may_type`];
+//! refused with one sentence from [`Control::agent_may_type`];
 //! reads and waits go on. Control ends when the person releases it, when their page goes
 //! away, or after [`CONTROL_LEASE`] without a key from them.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::terminal::Session;
 use crate::error::{Fault, Result};
 
 /// How long a person keeps control without pressing a key.
 pub const CONTROL_LEASE: Duration = Duration::from_secs(120);
 
-/// One session's keyboard holder. Lives in [`Session`].
+/// One session's keyboard holder. Lives in [`super::terminal::Session`].
 #[derive(Default)]
-pub struct Control {
+pub(super) struct Control {
     holder: Mutex<Option<Hold>>,
 }
 
@@ -61,10 +60,10 @@ impl Controller {
     }
 }
 
-impl Session {
+impl Control {
     /// Gives the keyboard to person `who` (replacing any other person's hold).
-    pub fn take_control(&self, who: u64) {
-        *self.control.lock() = Some(Hold {
+    pub(super) fn take(&self, who: u64) {
+        *self.lock() = Some(Hold {
             who,
             last_key: Instant::now(),
         });
@@ -73,8 +72,8 @@ impl Session {
     /// Gives the keyboard to person `who` unless another person holds it; else who does, and
     /// how long ago their last key (or their taking it) was. Atomic: two people asking at
     /// once cannot both get it.
-    pub fn try_take_control(&self, who: u64) -> std::result::Result<(), (u64, Duration)> {
-        let mut holder = self.control.lock();
+    pub(super) fn try_take(&self, who: u64) -> std::result::Result<(), (u64, Duration)> {
+        let mut holder = self.lock();
         if let Some(h) = holder.as_ref()
             && h.who != who
             && h.last_key.elapsed() < CONTROL_LEASE
@@ -89,48 +88,44 @@ impl Session {
     }
 
     /// Gives the keyboard back to the agent, if `who` holds it.
-    pub fn release_control(&self, who: u64) {
-        let mut holder = self.control.lock();
+    pub(super) fn release(&self, who: u64) {
+        let mut holder = self.lock();
         if holder.as_ref().is_some_and(|h| h.who == who) {
             *holder = None;
         }
     }
 
     /// Whether person `who` holds the keyboard now.
-    pub fn holds_control(&self, who: u64) -> bool {
-        self.control.current() == Some(who)
+    pub(super) fn holds(&self, who: u64) -> bool {
+        self.current() == Some(who)
     }
 
-    /// Who types into this session now.
-    pub fn controller(&self) -> Controller {
-        match self.control.current() {
+    /// Who types into the session now.
+    pub(super) fn controller(&self) -> Controller {
+        match self.current() {
             Some(_) => Controller::Person,
             None => Controller::Agent,
         }
     }
 
-    /// Person `who`'s keys: sent to the program (and the lease renewed) if they hold
-    /// control. Returns whether the keys were sent.
-    pub fn person_keys(&self, who: u64, bytes: Vec<u8>) -> bool {
-        {
-            let mut holder = self.control.lock();
-            match holder.as_mut() {
-                Some(h) if h.who == who && h.last_key.elapsed() < CONTROL_LEASE => {
-                    h.last_key = Instant::now();
-                }
-                _ => return false,
+    /// Person `who` pressed a key: true (and the lease renewed) if they hold control.
+    pub(super) fn key_from(&self, who: u64) -> bool {
+        let mut holder = self.lock();
+        match holder.as_mut() {
+            Some(h) if h.who == who && h.last_key.elapsed() < CONTROL_LEASE => {
+                h.last_key = Instant::now();
+                true
             }
+            _ => false,
         }
-        self.send_input(bytes);
-        true
     }
 
-    /// Refuses the agent's typing while a person holds the keyboard.
-    pub fn agent_may_type(&self) -> Result<()> {
+    /// Refuses the agent's typing into session `id` while a person holds the keyboard.
+    pub(super) fn agent_may_type(&self, id: &str) -> Result<()> {
         match self.controller() {
             Controller::Agent => Ok(()),
             Controller::Person => Err(Fault::PersonTyping {
-                id: self.id.clone(),
+                id: id.to_string(),
                 lease_secs: CONTROL_LEASE.as_secs(),
             }
             .into()),

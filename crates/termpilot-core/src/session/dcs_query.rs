@@ -27,21 +27,21 @@ enum State {
 
 /// Finds DECRQSS requests in a byte stream.
 #[derive(Debug, Default)]
-pub struct DcsQueries {
+pub(super) struct DcsQueries {
     state: State,
     request: Vec<u8>,
 }
 
 /// One request found: it ended at `end` (exclusive) in the chunk, and asks for `request`.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Found {
+pub(super) struct Found {
     pub end: usize,
     pub request: Vec<u8>,
 }
 
 impl DcsQueries {
     /// Scans `bytes`, returning the requests that end in it, in order.
-    pub fn scan(&mut self, bytes: &[u8]) -> Vec<Found> {
+    pub(super) fn scan(&mut self, bytes: &[u8]) -> Vec<Found> {
         let mut found = Vec::new();
         let mut i = 0;
         while i < bytes.len() {
@@ -92,7 +92,7 @@ impl DcsQueries {
 
 /// The answer to `request`, given the cursor style as DECSCUSR numbers it (1 blinking block,
 /// 2 steady block, 3/4 underline, 5/6 bar).
-pub fn answer(request: &[u8], cursor_style: u8) -> Vec<u8> {
+pub(super) fn answer(request: &[u8], cursor_style: u8) -> Vec<u8> {
     match request {
         b" q" => format!("\x1bP1$r{cursor_style} q\x1b\\").into_bytes(),
         _ => b"\x1bP0$r\x1b\\".to_vec(),

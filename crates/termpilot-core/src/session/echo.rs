@@ -174,7 +174,7 @@ impl EchoMask {
 }
 
 /// Calls `f` with each run of `bytes` (starting at position `start`) outside `ranges`.
-pub fn for_each_unmasked(
+pub(super) fn for_each_unmasked(
     bytes: &[u8],
     start: u64,
     ranges: &[(u64, u64)],

@@ -253,7 +253,7 @@ impl Emulator {
 }
 
 /// Most characters of a window title kept: a program may set one of megabytes.
-pub const MAX_TITLE_CHARS: usize = 256;
+pub(super) const MAX_TITLE_CHARS: usize = 256;
 
 /// A title cut to [`MAX_TITLE_CHARS`], marked with `…` when it was longer.
 fn cut_title(title: String) -> String {

@@ -17,14 +17,14 @@ use std::ops::Range;
 
 /// The written extent of each screen line, in columns.
 #[derive(Debug, Clone)]
-pub struct Extents {
+pub(super) struct Extents {
     columns: u16,
     lines: Vec<u16>,
 }
 
 impl Extents {
     /// A blank screen: nothing written yet.
-    pub fn blank(lines: usize, columns: usize) -> Extents {
+    pub(super) fn blank(lines: usize, columns: usize) -> Extents {
         Extents {
             columns: columns.min(u16::MAX as usize) as u16,
             lines: vec![0; lines],
@@ -32,7 +32,7 @@ impl Extents {
     }
 
     /// A screen whose cells are not known: every line written all the way across.
-    pub fn unknown(lines: usize, columns: usize) -> Extents {
+    pub(super) fn unknown(lines: usize, columns: usize) -> Extents {
         let mut extents = Extents::blank(lines, columns);
         extents.all_written();
         extents
@@ -40,7 +40,7 @@ impl Extents {
 
     /// The columns of `line` that may hold something other than default cells (all of them
     /// for a line outside the screen).
-    pub fn of(&self, line: usize) -> usize {
+    pub(super) fn of(&self, line: usize) -> usize {
         self.lines
             .get(line)
             .map_or(self.columns, |&extent| extent)
@@ -49,7 +49,7 @@ impl Extents {
 
     /// `line` may now hold something in its first `columns` columns.
     #[inline]
-    pub fn widen(&mut self, line: usize, columns: usize) {
+    pub(super) fn widen(&mut self, line: usize, columns: usize) {
         let columns = columns.min(self.columns as usize) as u16;
         if let Some(extent) = self.lines.get_mut(line) {
             *extent = (*extent).max(columns);
@@ -57,19 +57,19 @@ impl Extents {
     }
 
     /// `line` may now hold something anywhere.
-    pub fn line_written(&mut self, line: usize) {
+    pub(super) fn line_written(&mut self, line: usize) {
         self.widen(line, self.columns as usize);
     }
 
     /// Every line may now hold something anywhere.
-    pub fn all_written(&mut self) {
+    pub(super) fn all_written(&mut self) {
         self.lines.fill(self.columns);
     }
 
     /// The lines of `region` moved up by `count` (as the grid scrolls them), the lines that
     /// come in at its bottom blank, or written across when `fresh_blank` is false (the cursor's
     /// background is not the default one, and new lines are filled with it).
-    pub fn scroll_up(&mut self, region: Range<usize>, count: usize, fresh_blank: bool) {
+    pub(super) fn scroll_up(&mut self, region: Range<usize>, count: usize, fresh_blank: bool) {
         let end = region.end.min(self.lines.len());
         let start = region.start.min(end);
         let lines = &mut self.lines[start..end];

@@ -7,7 +7,7 @@
 use crate::error::{Error, Result};
 
 /// The names a key may have, for error messages.
-pub const KEY_NAMES: &str = "Enter, Tab, Escape, Space, Backspace, Delete, Insert, Home, End, \
+pub(super) const KEY_NAMES: &str = "Enter, Tab, Escape, Space, Backspace, Delete, Insert, Home, End, \
 PageUp, PageDown, Up, Down, Left, Right (or ArrowUp…), F1–F12, a single character, \
 with modifiers Ctrl+, Alt+, Shift+ (e.g. Ctrl+C, Shift+Tab, Alt+Enter)";
 
@@ -29,7 +29,7 @@ impl Mods {
 }
 
 /// The bytes for `key`; `app_cursor` is the terminal's application cursor-key mode.
-pub fn encode(key: &str, app_cursor: bool) -> Result<Vec<u8>> {
+pub(super) fn encode(key: &str, app_cursor: bool) -> Result<Vec<u8>> {
     let unknown = || {
         Error::InvalidInput(format!(
             "`{key}` is not a key name; use one of: {KEY_NAMES}."

@@ -1,12 +1,20 @@
 //! One terminal: a shell or a program on a PTY, behind an emulator.
 //!
+//! The modules are private: what the rest of the core and the face use is re-exported
+//! here (a [`Session`], its [`SessionCall`] turn, their requests and outcomes). Three stay
+//! public because they are namespaces of their own: [`shell`] (finding a shell), [`socket`]
+//! (the attach protocol, shared with the attach client) and [`transcript`] (what a stopped
+//! session leaves on disk).
+//!
 //! - [`call`]: a tool call's turn on a session — the only way to read, type, wait or reset.
 //! - [`emulator`] and [`screen`]: what a person sees (alacritty_terminal); [`capture`],
 //!   [`scrollback`] and [`extents`]: the rows that scroll off, kept packed.
 //! - [`log`]: the positioned raw output log; [`text`]: rendered lines from raw bytes.
 //! - [`keys`]: key names to bytes; [`echo`]: masking the echo of typed input.
-//! - [`shell`]: which shell, and how it starts; [`terminal`]: the live session (PTY, threads,
-//!   state); [`phase`]: the command phase decided from OSC 133 marks; [`command_state`]: the
+//! - [`shell`]: which shell, and how it starts; [`terminal`]: the session, composed of
+//!   its owners — [`pty`] (the PTY and its threads), [`state`] (what the reader feeds:
+//!   the emulator, [`output`], [`input`], the command state, attached people) — with
+//!   [`facts`] (what needs no turn); [`phase`]: the command phase decided from OSC 133 marks; [`command_state`]: the
 //!   one owner of the marks, the phase and the main process's end, and the one end rule
 //!   every wait asks; [`ops`]: reads and
 //!   writes; [`answer`]: when typed input was answered; [`waiter`]: the one wait loop;
@@ -18,38 +26,65 @@
 //!   inputs in one call; [`paste`]: bracketed paste, markers in the text stripped; [`socket`] and [`redraw`]: people joining a session over a socket;
 //!   [`control`]: who holds the keyboard (the agent, or a person from the web page).
 
-pub mod answer;
-pub mod batch;
-pub mod call;
-pub mod capture;
-pub mod command_state;
-pub mod control;
-pub mod dcs_query;
-pub mod echo;
-pub mod emulator;
-pub mod extents;
-pub mod integration;
-pub mod keys;
-pub mod log;
-pub mod mouse;
-pub mod ops;
-pub mod paste;
-pub mod phase;
-pub mod program_ready;
-pub mod prompt_exec;
-pub mod prompt_exec_capture;
-pub mod prompt_exec_input;
-pub mod prompt_exec_render;
-pub mod redraw;
-pub mod replies;
-pub mod scan;
-pub mod screen;
-pub mod scrollback;
+#![warn(unreachable_pub)]
+
+mod answer;
+mod batch;
+mod call;
+mod capture;
+mod command_state;
+mod control;
+mod dcs_query;
+mod echo;
+mod emulator;
+mod extents;
+mod facts;
+mod input;
+mod integration;
+mod keys;
+mod log;
+mod mouse;
+mod ops;
+mod output;
+mod paste;
+mod phase;
+mod program_ready;
+mod prompt_exec;
+mod prompt_exec_capture;
+mod prompt_exec_input;
+mod prompt_exec_render;
+mod pty;
+mod redraw;
+mod replies;
+mod scan;
+mod screen;
+mod scrollback;
 pub mod shell;
 pub mod socket;
-pub mod terminal;
-pub mod text;
+mod state;
+mod terminal;
+mod text;
 pub mod transcript;
-pub mod wait;
-pub mod waiter;
-pub mod watch;
+mod wait;
+mod waiter;
+mod watch;
+
+pub use batch::{Action, BatchOutcome, MAX_ACTIONS};
+pub use call::{Answer, SessionCall};
+pub use control::{CONTROL_LEASE, Controller};
+pub use echo::EchoMask;
+pub use emulator::{Emulator, Size};
+pub use integration::Mode;
+pub use log::{DEFAULT_CAPACITY, OutputLog};
+pub use mouse::{Direction, Encoding, MAX_SCROLL};
+pub use ops::{OutputRead, ReadMore, WRITE_MAX_WAIT};
+pub use program_ready::ProgramReady;
+pub use prompt_exec::{ExecOutcome, ExecRequest};
+pub use screen::{NoHighlights, ScreenOptions, ScreenText};
+pub use socket::Viewer;
+pub use terminal::{Exit, LastLook, Session, Shape, Status, describe_exit};
+pub use text::{LineHistory, Style};
+pub use wait::{On, Reason, Until, WaitOutcome};
+pub use watch::{Trigger, WatchOutcome, WatchReason};
+
+pub(crate) use integration::new_nonce;

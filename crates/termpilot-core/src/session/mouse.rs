@@ -42,7 +42,7 @@ impl Encoding {
 }
 
 /// The encoding in force, or `None` when the program does not report the mouse.
-pub fn encoding(mode: TermMode) -> Option<Encoding> {
+pub(super) fn encoding(mode: TermMode) -> Option<Encoding> {
     if !mode.intersects(TermMode::MOUSE_MODE) {
         return None;
     }
@@ -88,7 +88,7 @@ fn report(enc: Encoding, b: u32, row: usize, col: usize, release: bool) -> Resul
 
 /// The bytes of a left click (press and release) at 1-based (`row`, `col`), or an error
 /// when the program does not report the mouse.
-pub fn click(mode: TermMode, row: usize, col: usize) -> Result<Vec<u8>> {
+pub(super) fn click(mode: TermMode, row: usize, col: usize) -> Result<Vec<u8>> {
     let Some(enc) = encoding(mode) else {
         return Err(Fault::NoMouse.into());
     };
@@ -99,7 +99,7 @@ pub fn click(mode: TermMode, row: usize, col: usize) -> Result<Vec<u8>> {
 
 /// What a scroll sends, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scroll {
+pub(super) struct Scroll {
     pub bytes: Vec<u8>,
     /// `wheel` (mouse reports) or `keys` (arrow keys to an alternate-screen program).
     pub via: &'static str,
@@ -107,7 +107,7 @@ pub struct Scroll {
 
 /// The bytes of `amount` wheel steps at 1-based (`row`, `col`): wheel reports when the
 /// program listens to the mouse, arrow keys on the alternate screen, else an error.
-pub fn scroll(
+pub(super) fn scroll(
     mode: TermMode,
     row: usize,
     col: usize,

@@ -6,13 +6,12 @@ use std::time::{Duration, Instant};
 use alacritty_terminal::term::TermMode;
 use tokio_util::sync::CancellationToken;
 
+use super::call::SessionCall;
 use super::keys;
 use super::mouse::{self, Direction};
-use super::terminal::Session;
 use super::text;
 use super::waiter::{Look, Waiter};
-use crate::error::{Error, Result};
-use crate::render::{self, Png, RenderOptions, Screen, Theme};
+use crate::error::Result;
 
 /// After a write, the answer is awaited (see `answer.rs`) never longer than this.
 pub const WRITE_MAX_WAIT: Duration = Duration::from_secs(10);
@@ -35,17 +34,17 @@ pub struct OutputRead {
 
 /// Longest wait for a remote shell's first mark: the connect timeout, a login and the user's
 /// profile on a slow or loaded machine.
-pub const CONNECT_MAX: Duration = Duration::from_secs(20);
+pub(super) const CONNECT_MAX: Duration = Duration::from_secs(20);
 /// A new session is ready once its prompt is drawn: at most this long is waited for it.
-pub const READY_MAX: Duration = Duration::from_secs(10);
+pub(super) const READY_MAX: Duration = Duration::from_secs(10);
 /// Without a prompt's `B` mark, "drawn" means output that has been still this long…
-pub const READY_IDLE: Duration = Duration::from_millis(150);
+pub(super) const READY_IDLE: Duration = Duration::from_millis(150);
 /// …or this long for a hooked shell that printed no mark at all.
-pub const READY_IDLE_UNMARKED: Duration = Duration::from_secs(1);
+pub(super) const READY_IDLE_UNMARKED: Duration = Duration::from_secs(1);
 /// How often a silent command session's program is asked whether it reads the terminal.
 const READY_RECHECK: Duration = Duration::from_millis(20);
 
-impl Session {
+impl SessionCall {
     /// Waits until the shell's first prompt is drawn, the program exits, or [`READY_MAX`].
     /// "Drawn" is the prompt's `B` mark when the shell has hooks (printed by the line editor
     /// once it reads the terminal itself, so nothing typed after it is echoed twice); output
@@ -53,18 +52,12 @@ impl Session {
     /// drop `B`), or without hooks; and with hooks but no prompt mark (the user's startup
     /// files broke them, or are still running after the first `D`), output followed by
     /// [`READY_IDLE_UNMARKED`] of quiet.
-    pub(crate) async fn wait_ready(&self, cancel: &CancellationToken) {
+    pub(crate) async fn wait_prompt(&self, cancel: &CancellationToken) {
         self.wait_ready_until(Instant::now() + READY_MAX, cancel)
             .await
     }
 
-    /// True once a hooked shell has drawn a prompt (its `A` or `B` mark): typed input then
-    /// reaches its line editor, not the terminal's cooked echo.
-    pub fn prompt_seen(&self) -> bool {
-        self.state().phase().prompt_seen()
-    }
-
-    /// [`Session::wait_ready`], until `deadline` (a call's own, which the wait spends).
+    /// [`SessionCall::wait_prompt`], until `deadline` (a call's own, which the wait spends).
     pub(crate) async fn wait_ready_until(&self, deadline: Instant, cancel: &CancellationToken) {
         Waiter::new(self)
             .until(deadline)
@@ -75,8 +68,8 @@ impl Session {
                     (
                         s.phase().ever_ready(),
                         s.phase().prompt_seen(),
-                        s.log.end() > 0,
-                        s.last_output,
+                        s.output.end() > 0,
+                        s.output.last_output(),
                         s.command.ending(),
                     )
                 };
@@ -136,7 +129,7 @@ impl Session {
 
     /// Waits (at most `max`) until the main process exited and its output reached its end:
     /// a failed transport's last words are read by the reader, which can trail the reap.
-    pub(crate) async fn wait_output_end(&self, max: Duration) {
+    pub async fn wait_output_end(&self, max: Duration) {
         Waiter::new(self)
             .until(Instant::now() + max)
             .run(|_| match self.output_ended() {
@@ -148,7 +141,7 @@ impl Session {
 
     /// Output between `from` and the end, rendered (or raw), cut to `max_lines` head + tail
     /// (the cut says `more` of where it starts).
-    pub(crate) fn output_since(
+    pub fn output_since(
         &self,
         from: u64,
         max_lines: usize,
@@ -157,8 +150,8 @@ impl Session {
     ) -> OutputRead {
         let (start, bytes, end) = {
             let s = self.state();
-            let (start, bytes) = s.log.since(from);
-            (start, bytes, s.log.end())
+            let (start, bytes) = s.output.since(from);
+            (start, bytes, s.output.end())
         };
         let dropped_bytes = start.saturating_sub(from);
         let hint = more(start);
@@ -181,9 +174,9 @@ impl Session {
 
     /// Types `data` (or pastes it, bracketed when the program asked for that). Returns the
     /// output position at the moment of writing.
-    pub(crate) async fn type_text(&self, data: &str, paste: bool) -> Result<u64> {
+    pub async fn type_text(&self, data: &str, paste: bool) -> Result<u64> {
         let bytes = if paste {
-            let bracketed = self.state().emu.mode().contains(TermMode::BRACKETED_PASTE);
+            let bracketed = self.bracketed_paste();
             let body = data.replace("\r\n", "\r").replace('\n', "\r");
             if bracketed {
                 super::paste::bracketed(&body).into_bytes()
@@ -197,42 +190,24 @@ impl Session {
     }
 
     /// Presses a key (or combo) `count` times.
-    pub(crate) async fn press(&self, key: &str, count: usize) -> Result<u64> {
-        let app_cursor = self.state().emu.mode().contains(TermMode::APP_CURSOR);
+    pub async fn press(&self, key: &str, count: usize) -> Result<u64> {
+        let app_cursor = self.term_mode().contains(TermMode::APP_CURSOR);
         let one = keys::encode(key, app_cursor)?;
         let mut bytes = Vec::with_capacity(one.len() * count);
         for _ in 0..count {
             bytes.extend_from_slice(&one);
         }
         // An interrupt or a line edit changes what will be echoed.
-        self.state().echo.clear_expected();
+        self.state().input.clear_expected_echo();
         self.write(bytes, None).await
-    }
-
-    /// Checks that 1-based (`row`, `col`) is on the screen.
-    pub fn check_cell(&self, row: usize, col: usize) -> Result<()> {
-        let (rows, cols) = self.screen_size();
-        if row == 0 || col == 0 || row > rows || col > cols {
-            return Err(Error::InvalidInput(format!(
-                "The cell at row {row}, column {col} is outside the screen; rows go from 1 to {rows} and columns from 1 to {cols}."
-            )));
-        }
-        Ok(())
-    }
-
-    /// The screen's size now: (rows, columns).
-    pub fn screen_size(&self) -> (usize, usize) {
-        use alacritty_terminal::grid::Dimensions;
-        let s = self.state();
-        (s.emu.term().screen_lines(), s.emu.term().columns())
     }
 
     /// Left-clicks 1-based (`row`, `col`) in the program's mouse protocol; an error (and
     /// nothing sent) when the program does not report the mouse. Returns the position and
     /// the encoding used.
-    pub(crate) async fn click(&self, row: usize, col: usize) -> Result<(u64, mouse::Encoding)> {
+    pub async fn click(&self, row: usize, col: usize) -> Result<(u64, mouse::Encoding)> {
         self.check_cell(row, col)?;
-        let mode = self.state().emu.mode();
+        let mode = self.term_mode();
         let bytes = mouse::click(mode, row, col)?;
         let encoding = mouse::encoding(mode).unwrap_or(mouse::Encoding::Sgr);
         Ok((self.write(bytes, None).await?, encoding))
@@ -241,7 +216,7 @@ impl Session {
     /// Turns the wheel `amount` steps over 1-based (`row`, `col`): wheel reports to a
     /// mouse-aware program, arrow keys to an alternate-screen one, else an error. Returns the
     /// position and how it was sent (`wheel` or `keys`).
-    pub(crate) async fn scroll(
+    pub async fn scroll(
         &self,
         row: usize,
         col: usize,
@@ -249,39 +224,8 @@ impl Session {
         amount: usize,
     ) -> Result<(u64, &'static str)> {
         self.check_cell(row, col)?;
-        let mode = self.state().emu.mode();
+        let mode = self.term_mode();
         let plan = mouse::scroll(mode, row, col, direction, amount)?;
         Ok((self.write(plan.bytes, None).await?, plan.via))
-    }
-
-    /// The screen as PNG in `theme` (default: the session's), with a ring around 1-based
-    /// `ring` when given. The state is locked only to copy the screen.
-    pub fn screenshot(&self, theme: Option<Theme>, ring: Option<(usize, usize)>) -> Result<Png> {
-        let theme = match theme {
-            Some(t) => t,
-            None => Theme::parse(&self.shape.theme).unwrap_or_default(),
-        };
-        if let Some((row, col)) = ring {
-            self.check_cell(row, col)?;
-        }
-        let screen = Screen::capture(self.state().emu.term());
-        render::render(
-            &screen,
-            &RenderOptions {
-                theme,
-                ring: ring.map(|(r, c)| (r - 1, c - 1)),
-                show_cursor: true,
-            },
-        )
-    }
-
-    /// The rendered line history: `max_lines` lines ending `offset` lines before the newest.
-    /// Returns the lines, the total kept, and the 0-based range returned.
-    pub fn history(&self, offset: usize, max_lines: usize) -> (Vec<String>, usize, usize, usize) {
-        let lines = self.state().history.lines();
-        let total = lines.len();
-        let to = total.saturating_sub(offset);
-        let from = to.saturating_sub(max_lines);
-        (lines[from..to].to_vec(), total, from, to)
     }
 }

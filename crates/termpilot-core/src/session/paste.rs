@@ -8,7 +8,7 @@ const MARKERS: [&str; 4] = ["\x1b[200~", "\x1b[201~", "\u{9b}200~", "\u{9b}201~"
 
 /// `body` with every paste marker removed, repeatedly (removing one must not join the text
 /// around it into another).
-pub fn strip_markers(body: &str) -> String {
+pub(super) fn strip_markers(body: &str) -> String {
     let mut out = body.to_string();
     while let Some(m) = MARKERS.iter().find(|m| out.contains(**m)) {
         out = out.replace(m, "");
@@ -17,7 +17,7 @@ pub fn strip_markers(body: &str) -> String {
 }
 
 /// `body` as one bracketed paste, its own markers stripped.
-pub fn bracketed(body: &str) -> String {
+pub(super) fn bracketed(body: &str) -> String {
     format!("\x1b[200~{}\x1b[201~", strip_markers(body))
 }
 

@@ -28,7 +28,7 @@ use super::integration::MarkKind;
 
 /// Where a shell is, by its marks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Phase {
+pub(super) enum Phase {
     /// No prompt mark yet.
     #[default]
     Starting,
@@ -44,7 +44,7 @@ pub enum Phase {
 
 /// How the last command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CommandEnd {
+pub(super) struct CommandEnd {
     /// The output position where the command's output ends (the ending mark's start).
     pub at: u64,
     /// Its exit status, when a `D` carried one.
@@ -57,7 +57,7 @@ pub struct CommandEnd {
 
 /// The command phase and the counts readers compare; cheap to copy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CommandPhase {
+pub(super) struct CommandPhase {
     phase: Phase,
     /// The shell prints no `C` (dash).
     prompt_marks_only: bool,
@@ -77,7 +77,7 @@ pub struct CommandPhase {
 
 impl CommandPhase {
     /// The phase of a new session; `prompt_marks_only` for shells that print no `C`.
-    pub fn new(prompt_marks_only: bool) -> Self {
+    pub(super) fn new(prompt_marks_only: bool) -> Self {
         CommandPhase {
             prompt_marks_only,
             ..Default::default()
@@ -85,7 +85,7 @@ impl CommandPhase {
     }
 
     /// Moves the phase by one mark that starts at output position `at` (the table above).
-    pub fn on_mark(&mut self, kind: &MarkKind, at: u64) {
+    pub(super) fn on_mark(&mut self, kind: &MarkKind, at: u64) {
         let was_running = self.phase == Phase::Running;
         let end = |status, me: &mut Self| {
             me.ends += 1;
@@ -129,47 +129,48 @@ impl CommandPhase {
         }
     }
 
-    pub fn phase(&self) -> Phase {
+    #[cfg(test)]
+    pub(super) fn phase(&self) -> Phase {
         self.phase
     }
 
     /// A command runs (between its `C` and its end).
-    pub fn running(&self) -> bool {
+    pub(super) fn running(&self) -> bool {
         self.phase == Phase::Running
     }
 
     /// Inside a command for the reply rule: running, or (a shell without `C`) after `B`.
-    pub fn inside_command(&self) -> bool {
+    pub(super) fn inside_command(&self) -> bool {
         self.running() || (self.prompt_marks_only && self.phase == Phase::Ready)
     }
 
     /// The shell has drawn a prompt (`A` or `B`): typed input reaches its line editor.
-    pub fn prompt_seen(&self) -> bool {
+    pub(super) fn prompt_seen(&self) -> bool {
         self.prompts + self.readies > 0
     }
 
     /// The shell's line editor has read a command line at least once (`B`).
-    pub fn ever_ready(&self) -> bool {
+    pub(super) fn ever_ready(&self) -> bool {
         self.readies > 0
     }
 
     /// Command boundaries ever seen (`D`, `A`, `B`).
-    pub fn boundaries(&self) -> u64 {
+    pub(super) fn boundaries(&self) -> u64 {
         self.boundaries
     }
 
     /// How the last command that ended after `before` ended, if one did.
-    pub fn ended_since(&self, before: &CommandPhase) -> Option<CommandEnd> {
+    pub(super) fn ended_since(&self, before: &CommandPhase) -> Option<CommandEnd> {
         (self.ends > before.ends).then_some(self.last_end).flatten()
     }
 
     /// A command ended after `before` and the next prompt is ready.
-    pub fn prompt_back_since(&self, before: &CommandPhase) -> bool {
+    pub(super) fn prompt_back_since(&self, before: &CommandPhase) -> bool {
         self.ended_since(before).is_some_and(|end| end.ready)
     }
 
     /// The line editor read a command line (`B`) after `before`.
-    pub fn ready_since(&self, before: &CommandPhase) -> bool {
+    pub(super) fn ready_since(&self, before: &CommandPhase) -> bool {
         self.readies > before.readies
     }
 
@@ -177,7 +178,7 @@ impl CommandPhase {
     /// mark output starts answers exactly ([`CommandPhase::running`]); one that never did
     /// (dash, or hooks whose `C` a prompt framework broke) gives no sign of a start, so until
     /// the next boundary a read by the shell itself is the command's.
-    pub fn command_open_since(&self, before: &CommandPhase) -> bool {
+    pub(super) fn command_open_since(&self, before: &CommandPhase) -> bool {
         if self.outputs > 0 {
             return self.running();
         }
@@ -187,7 +188,7 @@ impl CommandPhase {
 
 /// Where a reader began: the phase then and how many marks had been seen.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Baseline {
+pub(super) struct Baseline {
     /// Marks seen before (the first mark after it is number `seq`).
     pub seq: u64,
     pub phase: CommandPhase,

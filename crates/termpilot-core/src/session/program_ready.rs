@@ -1,16 +1,16 @@
 //! A command session's start (`terminal_start` with `command`): it answers as `terminal_exec`
 //! of the same program does, in one call — once the program waits for input (the same rule,
-//! [`Session::input_wait_counts`], on the same schedule, [`InputLooks`]), with the prompt line
+//! [`SessionCall::input_wait_counts`], on the same schedule, [`InputLooks`]), with the prompt line
 //! it waits on and, for a full-screen program, its screen as text in place of the output.
 
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+use super::call::SessionCall;
 use super::ops::READY_MAX;
 use super::prompt_exec_input::InputLooks;
 use super::screen::ScreenText;
-use super::terminal::Session;
 use super::waiter::{Look, Waited, Waiter};
 use crate::platform;
 
@@ -23,7 +23,7 @@ pub struct ProgramReady {
     pub screen: Option<ScreenText>,
 }
 
-impl Session {
+impl SessionCall {
     /// Waits (at most [`READY_MAX`]) until the command session's program waits for input, or
     /// it exited, or — having printed — its output has been still so long that any wait would
     /// count ([`super::prompt_exec_input::INPUT_QUIET`]) and it is not waiting (it works on
@@ -39,7 +39,11 @@ impl Session {
             .run(|now| {
                 let (printed, last_output, gone) = {
                     let s = self.state();
-                    (s.log.end() > 0, s.last_output, s.command.ending())
+                    (
+                        s.output.end() > 0,
+                        s.output.last_output(),
+                        s.command.ending(),
+                    )
                 };
                 if gone {
                     return Look::Done(None);
@@ -67,7 +71,7 @@ impl Session {
             Waited::Done(waiting) => waiting,
             Waited::Deadline | Waited::Cancelled => None,
         };
-        let running = self.exit().is_none() && !self.state().command.ending();
+        let running = self.exit().is_none() && !self.ending();
         ProgramReady {
             waiting_for_input,
             screen: running.then(|| self.full_screen()).flatten(),

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use alacritty_terminal::term::TermMode;
 use tokio_util::sync::CancellationToken;
 
+use super::call::SessionCall;
 use super::command_state::{Follow, Verdict};
 use super::integration::{MarkKind, Mode};
 use super::phase::Baseline;
@@ -33,7 +34,7 @@ use crate::platform;
 use crate::progress::Progress;
 
 /// The longest command `terminal_exec` types (longer ones go in a file the shell sources).
-pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+pub(super) const MAX_COMMAND_BYTES: usize = 64 * 1024;
 
 /// How far past the typed command its echo's last newline is looked for.
 const ECHO_WINDOW: u64 = 4 * MAX_COMMAND_BYTES as u64;
@@ -99,7 +100,7 @@ enum End {
     Cancelled,
 }
 
-impl Session {
+impl SessionCall {
     /// Refuses with a clear error when the shell is not at its prompt.
     fn check_at_prompt(&self) -> Result<()> {
         if let Some(exit) = self.exit() {
@@ -134,14 +135,8 @@ impl Session {
         Ok(())
     }
 
-    /// Who owns the spill files this session's calls write ([`crate::exec::spill::create_owned`]):
-    /// this incarnation of the session, so a restart under the same id ends them too.
-    pub(crate) fn spill_owner(&self) -> String {
-        format!("session {} pid {}", self.id, self.pid)
-    }
-
     /// Runs one command at the prompt.
-    pub(crate) async fn exec(
+    pub async fn exec(
         &self,
         req: &ExecRequest,
         cancel: &CancellationToken,
@@ -170,15 +165,12 @@ impl Session {
         let (base, pos0, bracketed, prompt_line) = {
             let mut s = self.state();
             // Captured from this very position: nothing can slip in between.
-            let pos0 = s.log.end();
-            s.capture = Some(ExecCapture::new(pos0));
-            let rows = screen::plain_rows(&s.emu);
-            let cursor_row = s.emu.term().grid().cursor.point.line.0.max(0) as usize;
+            let pos0 = s.output.start_capture();
             (
                 s.command.baseline(),
                 pos0,
                 s.emu.mode().contains(TermMode::BRACKETED_PASTE),
-                rows.get(cursor_row).cloned().unwrap_or_default(),
+                screen::cursor_line(&s.emu),
             )
         };
         let command = req.command.trim_end_matches(['\r', '\n']);
@@ -187,7 +179,7 @@ impl Session {
         let echo_lines = echo.lines().count().max(1);
         let started = Instant::now();
         if let Err(e) = self.write(typed.into_bytes(), Some(&echo)).await {
-            self.state().capture = None;
+            self.state().output.take_capture();
             // Never leave a half-typed line behind for the next command.
             self.interrupt(mode, &base).await;
             return Err(e);
@@ -217,11 +209,14 @@ impl Session {
 
         let (mut capture, from, to, exit_code) = {
             let mut s = self.state();
-            let mut capture = s.capture.take().unwrap_or_else(|| ExecCapture::new(pos0));
+            let mut capture = s
+                .output
+                .take_capture()
+                .unwrap_or_else(|| ExecCapture::new(pos0));
             let from = output_start(&s, &mut capture, mode, &base, pos0, echo_lines);
             let (to, exit_code) = match &end {
                 End::Done { to, exit } => (*to, *exit),
-                _ => (s.log.end(), None),
+                _ => (s.output.end(), None),
             };
             (capture, from, to, exit_code)
         };
@@ -259,8 +254,7 @@ impl Session {
             rendered.full_output_path,
             rendered.spill_error,
         );
-        let position = self.state().log.end();
-        self.state().read_cursor = position;
+        let position = self.state().read_to_end();
         let screen = still_running.then(|| self.full_screen()).flatten();
         let output = if screen.is_some() {
             String::new()
@@ -313,9 +307,7 @@ impl Session {
                     let mut s = self.state();
                     let from = s.command.first_since(base, is_output_start).map(|c| c.end);
                     let first_end = s.command.first_since(base, is_command_end).map(|d| d.start);
-                    let (Some(from), Some(capture_end)) =
-                        (from, s.capture.as_ref().map(|c| c.start + c.len()))
-                    else {
+                    let (Some(from), Some(capture_end)) = (from, s.output.captured_to()) else {
                         break;
                     };
                     let ahead = ahead.get_or_insert_with(|| {
@@ -328,7 +320,7 @@ impl Session {
                         break;
                     };
                     let at = ahead.at;
-                    match s.capture.as_mut() {
+                    match s.output.capture_mut() {
                         Some(capture) => capture.range(at, stop),
                         None => break,
                     }
@@ -343,16 +335,6 @@ impl Session {
                 tokio::task::yield_now().await;
             }
         }
-    }
-
-    /// The screen as text (as `view:"screen"` reads it) while a program holds the alternate
-    /// screen, else `None`.
-    pub(super) fn full_screen(&self) -> Option<super::screen::ScreenText> {
-        let s = self.state();
-        s.emu
-            .mode()
-            .contains(alacritty_terminal::term::TermMode::ALT_SCREEN)
-            .then(|| super::screen::read(&s.emu, super::screen::ScreenOptions::CURRENT))
     }
 
     /// Waits for the end of the command typed after `base` (the rule is the command
@@ -386,7 +368,7 @@ impl Session {
                     // ends with the first newline after it was typed; once seen, it stays
                     // seen (no need to copy the output again).
                     if echo_end.is_none() {
-                        let head = s.log.range(pos0, pos0 + ECHO_WINDOW);
+                        let head = s.output.range(pos0, pos0 + ECHO_WINDOW);
                         echo_end = memchr::memchr(b'\n', &head).map(|i| pos0 + i as u64 + 1);
                     }
                     let output_from = match mode {
@@ -398,8 +380,8 @@ impl Session {
                         Mode::ProcessGroup => echo_end,
                     };
                     (
-                        s.last_output,
-                        output_from.map_or(0, |from| s.log.end().saturating_sub(from)),
+                        s.output.last_output(),
+                        output_from.map_or(0, |from| s.output.end().saturating_sub(from)),
                     )
                 };
                 let seen = self.seen(now, last_output);
@@ -418,7 +400,7 @@ impl Session {
                 let mut wake = now + PROGRESS_EVERY;
                 match ended {
                     Verdict::Yes(end) => {
-                        let to = end.to.unwrap_or_else(|| self.state().log.end());
+                        let to = end.to.unwrap_or_else(|| self.state().output.end());
                         return Look::Done(End::Done {
                             to,
                             exit: end.status,
@@ -471,7 +453,7 @@ impl Session {
     /// program's wait or a plain read by a `program` (not the shell itself), after
     /// [`super::prompt_exec_input::INPUT_QUIET`] any wait — everything it printed before is
     /// scanned, `may_wait` holds, and it has read all that reached it. Shared by
-    /// `terminal_exec` and a command session's start ([`Session::wait_program_ready`]).
+    /// `terminal_exec` and a command session's start ([`SessionCall::wait_program_ready`]).
     pub(super) fn input_wait_counts(
         &self,
         now: Instant,
@@ -481,7 +463,7 @@ impl Session {
         tty: &std::path::Path,
         may_wait: impl FnOnce() -> bool,
     ) -> bool {
-        let full_screen = self.state().emu.mode().contains(TermMode::ALT_SCREEN);
+        let full_screen = self.alternate_screen();
         let waits = || {
             if InputLooks::any_wait_counts(now, quiet_since) {
                 platform::waiting_for_input(group, tty)
@@ -576,14 +558,6 @@ impl Session {
         };
         (format!("{}\r", wrapped.replace('\n', "\r")), wrapped)
     }
-
-    /// The screen line the cursor is on: a waiting program's prompt.
-    pub(super) fn cursor_line(&self) -> String {
-        let s = self.state();
-        let rows = screen::plain_rows(&s.emu);
-        let row = s.emu.term().grid().cursor.point.line.0.max(0) as usize;
-        rows.get(row).cloned().unwrap_or_default()
-    }
 }
 
 fn is_output_start(kind: &MarkKind) -> bool {
@@ -596,7 +570,7 @@ fn is_command_end(kind: &MarkKind) -> bool {
 
 /// Where the command's output begins: after its `C` mark, else after the echoed lines.
 fn output_start(
-    s: &super::terminal::State,
+    s: &super::state::State,
     capture: &mut ExecCapture,
     mode: Mode,
     base: &Baseline,

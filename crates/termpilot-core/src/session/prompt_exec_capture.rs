@@ -10,10 +10,10 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use crate::exec::spill;
 
 /// Bytes kept in memory before the capture moves to a file.
-pub const IN_MEMORY: usize = 8 << 20;
+pub(super) const IN_MEMORY: usize = 8 << 20;
 
 #[derive(Debug)]
-pub struct ExecCapture {
+pub(super) struct ExecCapture {
     /// Absolute output position of the first captured byte.
     pub start: u64,
     memory: Vec<u8>,
@@ -22,7 +22,7 @@ pub struct ExecCapture {
 }
 
 impl ExecCapture {
-    pub fn new(start: u64) -> Self {
+    pub(super) fn new(start: u64) -> Self {
         ExecCapture {
             start,
             memory: Vec::new(),
@@ -31,7 +31,7 @@ impl ExecCapture {
         }
     }
 
-    pub fn push(&mut self, chunk: &[u8]) {
+    pub(super) fn push(&mut self, chunk: &[u8]) {
         self.len += chunk.len() as u64;
         if let Some(file) = &mut self.file {
             if file.write_all(chunk).is_err() {
@@ -56,17 +56,12 @@ impl ExecCapture {
     }
 
     /// How many bytes were captured.
-    pub fn len(&self) -> u64 {
+    pub(super) fn len(&self) -> u64 {
         self.len
     }
 
-    /// True when nothing was captured yet.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The captured bytes between two absolute positions (clamped).
-    pub fn range(&mut self, from: u64, to: u64) -> Vec<u8> {
+    pub(super) fn range(&mut self, from: u64, to: u64) -> Vec<u8> {
         let from = from.saturating_sub(self.start).min(self.len);
         let to = to.saturating_sub(self.start).min(self.len).max(from);
         match &mut self.file {

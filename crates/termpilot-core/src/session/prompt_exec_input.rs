@@ -18,21 +18,21 @@
 use std::time::{Duration, Instant};
 
 /// Output still this long: any wait on the terminal counts as waiting for input.
-pub const INPUT_QUIET: Duration = Duration::from_millis(250);
+pub(super) const INPUT_QUIET: Duration = Duration::from_millis(250);
 /// Output still this long: a full-screen program's wait, or a plain read, counts.
-pub const SCREEN_QUIET: Duration = Duration::from_millis(30);
+pub(super) const SCREEN_QUIET: Duration = Duration::from_millis(30);
 
 /// When to look next: [`SCREEN_QUIET`] after the output stopped, then at gaps that double up to
 /// [`INPUT_QUIET`], never skipping the moment the quiet reaches [`INPUT_QUIET`]. New output
 /// starts the schedule again.
 #[derive(Debug, Clone, Copy)]
-pub struct InputLooks {
+pub(super) struct InputLooks {
     last: Instant,
     gap: Duration,
 }
 
 impl InputLooks {
-    pub fn new(started: Instant) -> InputLooks {
+    pub(super) fn new(started: Instant) -> InputLooks {
         InputLooks {
             last: started,
             gap: SCREEN_QUIET,
@@ -40,7 +40,7 @@ impl InputLooks {
     }
 
     /// When the next look is due, output having been still since `quiet_since`.
-    pub fn due(&mut self, quiet_since: Instant) -> Instant {
+    pub(super) fn due(&mut self, quiet_since: Instant) -> Instant {
         if quiet_since > self.last {
             self.gap = SCREEN_QUIET;
         }
@@ -54,12 +54,12 @@ impl InputLooks {
 
     /// Whether, output having been still since `quiet_since`, any wait on the terminal counts
     /// (else only a full-screen program's or a plain read).
-    pub fn any_wait_counts(now: Instant, quiet_since: Instant) -> bool {
+    pub(super) fn any_wait_counts(now: Instant, quiet_since: Instant) -> bool {
         now >= quiet_since + INPUT_QUIET
     }
 
     /// A look was taken at `now` and found no wait that counts.
-    pub fn looked(&mut self, now: Instant) {
+    pub(super) fn looked(&mut self, now: Instant) {
         self.last = now;
         self.gap = (self.gap * 2).min(INPUT_QUIET);
     }

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::exec::spill;
 
 /// A command's output as the agent gets it.
-pub struct Rendered {
+pub(super) struct Rendered {
     pub lines: Vec<String>,
     /// Lines left out of the middle.
     pub omitted: usize,
@@ -55,7 +55,7 @@ struct Spill {
 
 /// Longest line kept whole in a result; a longer one is cut there (a 3 MB line of `yes`
 /// output does not fill the agent's context) and kept whole in the spill file.
-pub const MAX_LINE_BYTES: usize = 4096;
+pub(super) const MAX_LINE_BYTES: usize = 4096;
 
 impl HeadTail {
     fn new(max_lines: usize, style: text::Style, owner: String) -> Self {
@@ -250,7 +250,7 @@ fn cut(start: &str, bytes: usize) -> String {
 /// memory stays bounded however much a command prints. `drop_last` is a final unterminated
 /// line to leave out (the shell's next prompt). The spill file is `owner`'s
 /// ([`spill::create_owned`]).
-pub fn render_bounded(
+pub(super) fn render_bounded(
     capture: &mut ExecCapture,
     from: u64,
     to: u64,
@@ -264,13 +264,13 @@ pub fn render_bounded(
 
 /// Bytes of the newest output the renderer ahead leaves for the end: the command's `D` mark
 /// (and what follows it, which is not output) is always in this last stretch.
-pub const KEEP_BACK: u64 = 64 * 1024;
+pub(super) const KEEP_BACK: u64 = 64 * 1024;
 /// Bytes rendered ahead per step: one step never holds a worker long, and what is left for
 /// the end is at most this plus [`KEEP_BACK`].
 const AHEAD_CHUNK: u64 = 128 * 1024;
 
 /// The output of a running command rendered as it comes, from its `C` mark on.
-pub struct Ahead {
+pub(super) struct Ahead {
     /// Where the output starts (just after `C`).
     pub from: u64,
     /// Rendered up to here.
@@ -281,7 +281,7 @@ pub struct Ahead {
 
 impl Ahead {
     /// `owner` owns the spill file, if one is needed ([`spill::create_owned`]).
-    pub fn new(from: u64, max_lines: usize, style: text::Style, owner: String) -> Self {
+    pub(super) fn new(from: u64, max_lines: usize, style: text::Style, owner: String) -> Self {
         Ahead {
             from,
             at: from,
@@ -292,12 +292,12 @@ impl Ahead {
 
     /// How far the next step may go: up to `limit`, one chunk at most, and only once a
     /// whole chunk is waiting (fewer, larger steps: less time under the session's lock).
-    pub fn next_stop(&self, limit: u64) -> Option<u64> {
+    pub(super) fn next_stop(&self, limit: u64) -> Option<u64> {
         (limit >= self.at + AHEAD_CHUNK).then_some(self.at + AHEAD_CHUNK)
     }
 
     /// Renders `bytes`, the captured output from `self.at` on.
-    pub fn feed(&mut self, bytes: &[u8]) {
+    pub(super) fn feed(&mut self, bytes: &[u8]) {
         let kept = &mut self.kept;
         self.cleaner
             .feed_pieces(bytes, &mut |l, done| kept.take(l, done));
@@ -305,7 +305,7 @@ impl Ahead {
     }
 
     /// Renders the rest up to `to` and finishes, as [`render_bounded`] would have.
-    pub fn finish(
+    pub(super) fn finish(
         mut self,
         capture: &mut ExecCapture,
         to: u64,

@@ -17,11 +17,11 @@ use alacritty_terminal::vte::ansi::{Color, NamedColor};
 use super::emulator::Emulator;
 
 /// The most scrollback lines sent on attach.
-pub const RECENT_SCROLLBACK: usize = 500;
+pub(super) const RECENT_SCROLLBACK: usize = 500;
 
 /// Bytes that show `emu`'s recent scrollback, then redraw its screen at the top left of a
 /// terminal at least as large, with the cursor, input modes and title restored.
-pub fn redraw(emu: &Emulator) -> Vec<u8> {
+pub(super) fn redraw(emu: &Emulator) -> Vec<u8> {
     let term = emu.term();
     let grid = term.grid();
     let (rows, cols) = (grid.screen_lines(), grid.columns());

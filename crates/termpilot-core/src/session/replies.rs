@@ -28,17 +28,17 @@ use std::time::{Duration, Instant};
 use crate::platform;
 
 /// Longest a command's answer is held for the program to read the terminal.
-pub const REPLY_WAIT: Duration = Duration::from_millis(300);
+pub(super) const REPLY_WAIT: Duration = Duration::from_millis(300);
 
 /// Who asked: decides whether an answer is written at once or held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Asker {
+pub(super) enum Asker {
     Shell,
     Command,
 }
 
 /// What the writer needs to decide on a held answer.
-pub struct ReplyContext {
+pub(super) struct ReplyContext {
     /// The terminal's master side, for its foreground group.
     pub master_fd: Option<i32>,
     /// The session's main process (the shell).
@@ -56,7 +56,7 @@ pub struct ReplyContext {
 }
 
 impl ReplyContext {
-    pub fn new(
+    pub(super) fn new(
         master_fd: Option<i32>,
         shell_pid: i32,
         marked: bool,
@@ -88,7 +88,7 @@ impl ReplyContext {
 
     /// Waits (at most [`REPLY_WAIT`]) until a command's answer, asked when the session had
     /// seen `ends_at` command ends, should be written (`true`) or dropped (`false`).
-    pub fn should_write(&mut self, ends_at: u64) -> bool {
+    pub(super) fn should_write(&mut self, ends_at: u64) -> bool {
         // A command that left an answer unread gets no second wait.
         let wait = if self.unread == Some(ends_at) {
             Duration::ZERO
@@ -127,7 +127,7 @@ impl ReplyContext {
 
 /// Shared access to a value the reader updates: a tiny helper so the writer can read
 /// `ends_seen` without knowing the session's state type.
-pub fn counter<T: Send + 'static>(
+pub(super) fn counter<T: Send + 'static>(
     state: &Arc<Mutex<T>>,
     read: fn(&T) -> u64,
 ) -> Arc<dyn Fn() -> u64 + Send + Sync> {

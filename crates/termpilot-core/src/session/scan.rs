@@ -7,14 +7,14 @@ use super::terminal::Session;
 use super::text::Cleaner;
 
 /// A cursor over a session's output.
-pub struct LineScan {
+pub(super) struct LineScan {
     /// Where the next scan starts.
     pub pos: u64,
     cleaner: Cleaner,
 }
 
 impl LineScan {
-    pub fn new(pos: u64) -> Self {
+    pub(super) fn new(pos: u64) -> Self {
         LineScan {
             pos,
             cleaner: Cleaner::new(),
@@ -23,15 +23,15 @@ impl LineScan {
 
     /// Reads the output that arrived since the last call. `on_line` sees each completed line
     /// and returns true to stop there; the result is then the position just after that line.
-    pub fn next(
+    pub(super) fn next(
         &mut self,
         session: &Session,
         mut on_line: impl FnMut(&str) -> bool,
     ) -> Option<u64> {
         let (from, bytes, masks) = {
             let s = session.state();
-            let (from, bytes) = s.log.since(self.pos);
-            let masks = s.echo.ranges_between(from, from + bytes.len() as u64);
+            let (from, bytes) = s.output.since(self.pos);
+            let masks = s.input.echo_between(from, from + bytes.len() as u64);
             (from, bytes, masks)
         };
         let mut start = 0;
@@ -53,7 +53,7 @@ impl LineScan {
     }
 
     /// The line being printed, not yet ended by a newline (a prompt such as `Password: `).
-    pub fn partial(&self) -> String {
+    pub(super) fn partial(&self) -> String {
         self.cleaner.partial()
     }
 }

@@ -10,7 +10,7 @@ use alacritty_terminal::vte::ansi::{Color, NamedColor};
 use super::emulator::Emulator;
 
 /// The cursor marker inserted into the text.
-pub const CURSOR_MARK: char = '▌';
+pub(super) const CURSOR_MARK: char = '▌';
 /// Above this share of highlighted cells, the list is replaced by a pointer to screenshots.
 const HIGHLIGHT_SHARE_LIMIT: f64 = 0.4;
 /// Most highlighted runs listed.
@@ -115,7 +115,7 @@ fn visible(c: char) -> char {
 }
 
 /// The visible rows as plain text (no marker, not joined, trailing spaces trimmed).
-pub fn plain_rows(emu: &Emulator) -> Vec<String> {
+pub(super) fn plain_rows(emu: &Emulator) -> Vec<String> {
     let rows = emu.term().grid().screen_lines();
     (0..rows)
         .map(|r| {
@@ -126,8 +126,21 @@ pub fn plain_rows(emu: &Emulator) -> Vec<String> {
         .collect()
 }
 
+/// The screen row the cursor is on, as plain text: a waiting program's prompt.
+pub(super) fn cursor_line(emu: &Emulator) -> String {
+    let row = emu.term().grid().cursor.point.line.0.max(0) as usize;
+    plain_rows(emu).get(row).cloned().unwrap_or_default()
+}
+
+/// The screen as [`read`] gives it while a program holds the alternate screen, else `None`.
+pub(super) fn alternate(emu: &Emulator) -> Option<ScreenText> {
+    emu.mode()
+        .contains(alacritty_terminal::term::TermMode::ALT_SCREEN)
+        .then(|| read(emu, ScreenOptions::CURRENT))
+}
+
 /// The visible screen as one string (rows joined by newlines, trailing blank rows dropped).
-pub fn plain_text(emu: &Emulator) -> String {
+pub(super) fn plain_text(emu: &Emulator) -> String {
     let mut rows = plain_rows(emu);
     while rows.last().is_some_and(|r| r.is_empty()) {
         rows.pop();
@@ -137,7 +150,7 @@ pub fn plain_text(emu: &Emulator) -> String {
 
 /// The visible screen as patterns see it: like [`plain_text`], but the cursor's row keeps
 /// its trailing spaces up to the cursor, so a prompt such as `>>> ` matches `>>> $`.
-pub fn match_text(emu: &Emulator) -> String {
+pub(super) fn match_text(emu: &Emulator) -> String {
     let mut rows = plain_rows(emu);
     let point = emu.term().grid().cursor.point;
     if let Ok(r) = usize::try_from(point.line.0)
@@ -155,7 +168,7 @@ pub fn match_text(emu: &Emulator) -> String {
 }
 
 /// Reads one page of the screen.
-pub fn read(emu: &Emulator, opts: ScreenOptions) -> ScreenText {
+pub(super) fn read(emu: &Emulator, opts: ScreenOptions) -> ScreenText {
     let grid = emu.term().grid();
     let rows = grid.screen_lines();
     let cols = grid.columns();

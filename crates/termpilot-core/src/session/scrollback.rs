@@ -31,7 +31,7 @@ struct Span {
 /// changes along it, and the cells that carry extras (combining marks, hyperlinks, underline
 /// colours).
 #[derive(Debug, Clone)]
-pub struct PackedRow {
+pub(super) struct PackedRow {
     text: Box<str>,
     spans: Box<[Span]>,
     extras: Box<[(u16, Arc<CellExtra>)]>,
@@ -51,7 +51,7 @@ fn is_default(cell: &Cell) -> bool {
 impl PackedRow {
     /// Packs `row`, whose cells past `extent` are known to be default ones; the trailing
     /// default cells are left out.
-    pub fn pack(row: &Row<Cell>, extent: usize) -> PackedRow {
+    pub(super) fn pack(row: &Row<Cell>, extent: usize) -> PackedRow {
         let (cells, rest) = row[..].split_at(extent.min(row.len()));
         debug_assert!(
             rest.iter().all(is_default),
@@ -90,7 +90,7 @@ impl PackedRow {
 
     /// The row as `columns` cells, exactly as packed (cut or padded with default cells when the
     /// terminal was resized since).
-    pub fn unpack(&self, columns: usize) -> Row<Cell> {
+    pub(super) fn unpack(&self, columns: usize) -> Row<Cell> {
         let mut row: Row<Cell> = Row::new(columns.max(1));
         let mut spans = self.spans.iter().peekable();
         let (mut fg, mut bg, mut flags) = (DEFAULT_FG, DEFAULT_BG, Flags::empty());
@@ -115,13 +115,13 @@ impl PackedRow {
 
 /// The rows above the screen, oldest first, at most `limit` of them.
 #[derive(Debug)]
-pub struct Scrollback {
+pub(super) struct Scrollback {
     rows: VecDeque<PackedRow>,
     limit: usize,
 }
 
 impl Scrollback {
-    pub fn new(limit: usize) -> Scrollback {
+    pub(super) fn new(limit: usize) -> Scrollback {
         Scrollback {
             rows: VecDeque::new(),
             limit,
@@ -130,7 +130,7 @@ impl Scrollback {
 
     /// Keeps `row` (default cells past `extent`) as the newest line of scrollback, dropping
     /// the oldest past the limit.
-    pub fn push(&mut self, row: &Row<Cell>, extent: usize) {
+    pub(super) fn push(&mut self, row: &Row<Cell>, extent: usize) {
         if self.limit == 0 {
             return;
         }
@@ -140,13 +140,13 @@ impl Scrollback {
         self.rows.push_back(PackedRow::pack(row, extent));
     }
 
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.rows.len()
     }
 
     /// Takes the leading wide-char spacer off the last of `columns` cells of the newest row,
     /// as alacritty does when the wide character it led to is overwritten.
-    pub fn drop_leading_spacer(&mut self, columns: usize) {
+    pub(super) fn drop_leading_spacer(&mut self, columns: usize) {
         let Some(newest) = self.rows.back_mut() else {
             return;
         };
@@ -160,17 +160,17 @@ impl Scrollback {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
 
     /// The row `back` lines above the screen (1 = the newest), if kept.
-    pub fn get(&self, back: usize) -> Option<&PackedRow> {
+    pub(super) fn get(&self, back: usize) -> Option<&PackedRow> {
         let len = self.rows.len();
         (1..=len).contains(&back).then(|| &self.rows[len - back])
     }
 
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.rows = VecDeque::new();
     }
 }

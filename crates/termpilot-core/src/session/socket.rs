@@ -186,6 +186,11 @@ pub struct AttachSocket {
 }
 
 impl AttachSocket {
+    /// The socket's path while it still listens.
+    pub(super) fn live_path(&self) -> Option<&Path> {
+        (!self.closed.load(Ordering::SeqCst)).then(|| self.path())
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -210,33 +215,6 @@ impl AttachSocket {
 impl Drop for AttachSocket {
     fn drop(&mut self) {
         self.close();
-    }
-}
-
-impl Session {
-    /// The socket people attach through, while the session listens.
-    pub fn attach_socket(&self) -> Option<&Path> {
-        self.attach
-            .get()
-            .filter(|l| !l.closed.load(Ordering::SeqCst))
-            .map(|l| l.path())
-    }
-
-    /// The command a person runs to join this session.
-    pub fn attach_command(&self) -> Option<String> {
-        self.attach_socket().map(|p| command_line(&self.id, p))
-    }
-
-    /// Stops listening for people and removes the socket.
-    pub fn close_attach(&self) {
-        if let Some(l) = self.attach.get() {
-            l.close();
-        }
-    }
-
-    /// How many people are attached now.
-    pub fn attached(&self) -> usize {
-        self.state().attached.count()
     }
 }
 
@@ -265,28 +243,26 @@ impl Drop for ViewerMembership {
     }
 }
 
-impl Session {
-    /// Joins the session as a viewer: the redraw and the live output, taken under one lock so
-    /// no byte is lost or doubled between them. An ended session gives its last screen and
-    /// an output that is already disconnected.
-    pub fn view(self: &Arc<Self>) -> Viewer {
-        let (tx, rx) = sync_channel::<Vec<u8>>(CLIENT_QUEUE);
-        let mut s = self.state();
-        let redraw = redraw(&s.emu);
-        let id = if s.command.ending() {
-            None
-        } else {
-            Some(s.attached.add(tx, Box::new(|| {})))
-        };
-        drop(s);
-        Viewer {
-            redraw,
-            output: rx,
-            membership: ViewerMembership {
-                session: Arc::downgrade(self),
-                id,
-            },
-        }
+/// Joins `session` as a viewer: the redraw and the live output, taken under one lock so
+/// no byte is lost or doubled between them. An ended session gives its last screen and
+/// an output that is already disconnected.
+pub(super) fn view(session: &Arc<Session>) -> Viewer {
+    let (tx, rx) = sync_channel::<Vec<u8>>(CLIENT_QUEUE);
+    let mut s = session.state();
+    let redraw = redraw(&s.emu);
+    let id = if s.command.ending() {
+        None
+    } else {
+        Some(s.attached.add(tx, Box::new(|| {})))
+    };
+    drop(s);
+    Viewer {
+        redraw,
+        output: rx,
+        membership: ViewerMembership {
+            session: Arc::downgrade(session),
+            id,
+        },
     }
 }
 

@@ -28,7 +28,7 @@ const ERASE_EOL: char = '\u{fffe}';
 
 /// A streaming bytes → lines renderer.
 #[derive(Debug, Default, Clone)]
-pub struct Cleaner {
+pub(super) struct Cleaner {
     esc: Esc,
     /// Parameter bytes of the CSI sequence being read.
     csi_params: Vec<u8>,
@@ -69,12 +69,13 @@ enum Esc {
 const MAX_LINE_CHARS: usize = 64 * 1024;
 
 impl Cleaner {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self::default()
     }
 
     /// A cleaner settling lines in `style`.
-    pub fn with_style(style: Style) -> Self {
+    #[cfg(test)]
+    pub(super) fn with_style(style: Style) -> Self {
         Cleaner {
             style,
             ..Self::default()
@@ -83,7 +84,7 @@ impl Cleaner {
 
     /// A [`Cleaner::whole_lines`] cleaner settling lines in `style` ([`Style::Plain`] lines
     /// keep their own cap: they are settled only at their end).
-    pub fn whole_lines_with_style(style: Style) -> Self {
+    pub(super) fn whole_lines_with_style(style: Style) -> Self {
         Cleaner {
             style,
             pieces: true,
@@ -96,7 +97,8 @@ impl Cleaner {
     /// ([`Cleaner::feed_pieces`]) and the line goes on from there. A `\r`, backspace or
     /// cursor move after that acts on the part not yet handed on (a terminal, which wraps
     /// such a line over many rows, would not bring it back either).
-    pub fn whole_lines() -> Self {
+    #[cfg(test)]
+    pub(super) fn whole_lines() -> Self {
         Cleaner {
             pieces: true,
             ..Self::default()
@@ -104,14 +106,14 @@ impl Cleaner {
     }
 
     /// Feeds bytes; every completed line is passed to `emit` (trailing spaces trimmed).
-    pub fn feed(&mut self, bytes: &[u8], emit: &mut impl FnMut(&str)) {
+    pub(super) fn feed(&mut self, bytes: &[u8], emit: &mut impl FnMut(&str)) {
         self.feed_pieces(bytes, &mut |l, _| emit(l));
     }
 
     /// Feeds bytes; `emit(text, done)` gets every completed line (`done`, trailing spaces
     /// trimmed) and, from a [`Cleaner::whole_lines`] cleaner, the pieces of a line too long
     /// to hold (`!done`, as they are: the line's rest follows).
-    pub fn feed_pieces(&mut self, bytes: &[u8], emit: &mut impl FnMut(&str, bool)) {
+    pub(super) fn feed_pieces(&mut self, bytes: &[u8], emit: &mut impl FnMut(&str, bool)) {
         let mut i = 0;
         while i < bytes.len() {
             // The common case, taken in runs: printable ASCII appended at the end of the line.
@@ -155,7 +157,7 @@ impl Cleaner {
 
     /// The current incomplete line (its part not handed on yet, from a
     /// [`Cleaner::whole_lines`] cleaner).
-    pub fn partial(&self) -> String {
+    pub(super) fn partial(&self) -> String {
         if self.style == Style::Plain {
             return settle(&self.raw).trim_end().to_string();
         }
@@ -164,7 +166,7 @@ impl Cleaner {
     }
 
     /// Pieces of the current incomplete line were handed on already.
-    pub fn pieced(&self) -> bool {
+    pub(super) fn pieced(&self) -> bool {
         self.pieced
     }
 
@@ -420,7 +422,7 @@ fn settle(raw: &[char]) -> String {
 }
 
 /// Renders a whole byte slice: completed lines, then the incomplete last line if any.
-pub fn render(bytes: &[u8]) -> Vec<String> {
+pub(super) fn render(bytes: &[u8]) -> Vec<String> {
     let mut cleaner = Cleaner::new();
     let mut lines = Vec::new();
     cleaner.feed(bytes, &mut |l| lines.push(l.to_string()));
@@ -433,7 +435,7 @@ pub fn render(bytes: &[u8]) -> Vec<String> {
 
 /// Keeps the first and last lines when there are more than `max`, with one line saying how
 /// many were left out. Returns the lines and how many were cut.
-pub fn head_tail(lines: Vec<String>, max: usize, hint: &str) -> (Vec<String>, usize) {
+pub(super) fn head_tail(lines: Vec<String>, max: usize, hint: &str) -> (Vec<String>, usize) {
     if lines.len() <= max || max == 0 {
         return (lines, 0);
     }
@@ -559,7 +561,7 @@ pub struct LineHistory {
 }
 
 /// How many rendered lines a session keeps.
-pub const HISTORY_LINES: usize = 10_000;
+pub(super) const HISTORY_LINES: usize = 10_000;
 
 impl LineHistory {
     pub fn feed(&mut self, bytes: &[u8]) {

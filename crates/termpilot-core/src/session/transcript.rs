@@ -67,7 +67,7 @@ pub fn render(session: &Session, path: &Path) -> Vec<u8> {
     if is_cast(path) {
         asciicast(session)
     } else {
-        let (_, bytes) = session.state().log.since(0);
+        let (_, bytes) = session.output_since_position(0);
         let mut text = text::render(&bytes).join("\n");
         text.push('\n');
         text.into_bytes()
@@ -111,7 +111,7 @@ pub fn save(path: &Path, body: &[u8], overwrite: bool) -> std::io::Result<()> {
 
 /// asciicast v2: a header line, then one `[seconds, "o", text]` event per output chunk.
 pub fn asciicast(session: &Session) -> Vec<u8> {
-    let chunks = session.state().log.timed_chunks();
+    let chunks = session.timed_output();
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
+use super::call::SessionCall;
 use super::command_state::{End, Follow, Verdict};
 use super::scan::LineScan;
 use super::screen;
@@ -19,13 +20,13 @@ use super::waiter::{Look, Waited, Waiter};
 use crate::progress::Progress;
 
 /// The longest any session wait may last (10 minutes); watches may last an hour.
-pub const MAX_WAIT: Duration = Duration::from_secs(600);
+pub(super) const MAX_WAIT: Duration = Duration::from_secs(600);
 /// How often an exit wait re-checks the foreground process group.
-pub const FOREGROUND_RECHECK: Duration = Duration::from_millis(250);
+pub(super) const FOREGROUND_RECHECK: Duration = Duration::from_millis(250);
 /// The shell must own the terminal and the output be still this long for "command ended".
-pub const SETTLE: Duration = Duration::from_millis(50);
+pub(super) const SETTLE: Duration = Duration::from_millis(50);
 /// How often a long wait reports progress.
-pub const PROGRESS_EVERY: Duration = Duration::from_secs(2);
+pub(super) const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
 /// Where a pattern is looked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +108,7 @@ fn find_in_stream(
         .map(|m| (m.as_str().to_string(), partial.clone(), scan.pos))
 }
 
-impl Session {
+impl SessionCall {
     /// Waits for `until`, looking at output from `since`, for at most `timeout`.
     pub(crate) async fn wait_until(
         &self,
@@ -127,7 +128,7 @@ impl Session {
             let s = self.state();
             let (m, line, pos) = match matched {
                 Some((m, l, p)) => (Some(m), Some(l), p),
-                None => (None, None, s.log.end()),
+                None => (None, None, s.output.end()),
             };
             WaitOutcome {
                 reason,
@@ -144,7 +145,7 @@ impl Session {
             .run(|now| {
                 let (end, last_output) = {
                     let s = self.state();
-                    (s.log.end(), s.last_output)
+                    (s.output.end(), s.output.last_output())
                 };
                 let found = match until {
                     Until::Pattern(re, On::Stream) => find_in_stream(&mut scan, self, re),
@@ -212,7 +213,7 @@ impl Session {
             .run(|now| {
                 let (last_output, ended) = {
                     let s = self.state();
-                    (s.last_output, s.command.program_end(now))
+                    (s.output.last_output(), s.command.program_end(now))
                 };
                 let idle_at = last_output.max(start) + idle;
                 if now >= idle_at || matches!(ended, Verdict::Yes(_)) {

@@ -16,7 +16,7 @@ use super::wait::PROGRESS_EVERY;
 use crate::progress::Progress;
 
 /// What one look found.
-pub enum Look<T> {
+pub(super) enum Look<T> {
     /// The wait is over with this.
     Done(T),
     /// Look again at the next output event or at this time, whichever comes first.
@@ -26,7 +26,7 @@ pub enum Look<T> {
 }
 
 /// How a wait ended.
-pub enum Waited<T> {
+pub(super) enum Waited<T> {
     Done(T),
     /// The deadline passed (after one last look).
     Deadline,
@@ -34,7 +34,7 @@ pub enum Waited<T> {
 }
 
 /// A wait on one session: its bounds and who hears of its progress.
-pub struct Waiter<'a> {
+pub(super) struct Waiter<'a> {
     session: &'a Session,
     deadline: Option<Instant>,
     cancel: Option<&'a CancellationToken>,
@@ -42,7 +42,7 @@ pub struct Waiter<'a> {
 }
 
 impl<'a> Waiter<'a> {
-    pub fn new(session: &'a Session) -> Self {
+    pub(super) fn new(session: &'a Session) -> Self {
         Waiter {
             session,
             deadline: None,
@@ -52,25 +52,25 @@ impl<'a> Waiter<'a> {
     }
 
     /// Gives up at `deadline`.
-    pub fn until(mut self, deadline: Instant) -> Self {
+    pub(super) fn until(mut self, deadline: Instant) -> Self {
         self.deadline = Some(deadline);
         self
     }
 
     /// Ends as soon as `cancel` is cancelled.
-    pub fn cancel(mut self, cancel: &'a CancellationToken) -> Self {
+    pub(super) fn cancel(mut self, cancel: &'a CancellationToken) -> Self {
         self.cancel = Some(cancel);
         self
     }
 
     /// Reports the time waited and the output's last line every [`PROGRESS_EVERY`].
-    pub fn progress(mut self, progress: &'a dyn Progress) -> Self {
+    pub(super) fn progress(mut self, progress: &'a dyn Progress) -> Self {
         self.progress = Some(progress);
         self
     }
 
     /// Looks (at once, then after every event or asked-for time) until a look is done.
-    pub async fn run<T>(self, mut look: impl FnMut(Instant) -> Look<T>) -> Waited<T> {
+    pub(super) async fn run<T>(self, mut look: impl FnMut(Instant) -> Look<T>) -> Waited<T> {
         let started = Instant::now();
         let mut next_progress = started + PROGRESS_EVERY;
         let mut rx = self.session.subscribe();
@@ -90,7 +90,7 @@ impl<'a> Waiter<'a> {
             }
             if let Some(progress) = self.progress {
                 if now >= next_progress {
-                    let last = self.session.state().history.last_line();
+                    let last = self.session.last_line();
                     progress.report(started.elapsed(), &last);
                     next_progress = now + PROGRESS_EVERY;
                 }

@@ -10,12 +10,11 @@ use tokio_util::sync::CancellationToken;
 use super::call::SessionCall;
 use super::command_state::Verdict;
 use super::scan::LineScan;
-use super::terminal::Session;
 use super::waiter::{Look, Waited, Waiter};
 use crate::progress::Progress;
 
 /// The longest a watch may last (1 hour).
-pub const MAX_WATCH: Duration = Duration::from_secs(3600);
+pub(super) const MAX_WATCH: Duration = Duration::from_secs(3600);
 
 /// One trigger.
 #[derive(Debug, Clone)]
@@ -81,7 +80,7 @@ impl SessionCall {
             .run(|now| {
                 let (last_output, program) = {
                     let s = self.state();
-                    (s.last_output, s.command.program_end(now))
+                    (s.output.last_output(), s.command.program_end(now))
                 };
                 let mut hit: Option<(String, String, Vec<String>)> = None;
                 let after = scan.next(self, |line| {
@@ -135,12 +134,10 @@ impl SessionCall {
             Waited::Deadline => ended(WatchReason::Timeout, scan.pos),
             Waited::Cancelled => ended(WatchReason::Cancelled, scan.pos),
         };
-        self.state().read_cursor = outcome.position;
+        self.state().input.read_to(outcome.position);
         outcome
     }
-}
 
-impl Session {
     /// The first trigger matching `line` that is not cooling down; records the match.
     fn first_trigger(&self, triggers: &[Trigger], line: &str) -> Option<String> {
         let mut s = self.state();
@@ -148,14 +145,9 @@ impl Session {
             if !t.regex.is_match(line) {
                 continue;
             }
-            let now = Instant::now();
-            if let Some(last) = s.cooldowns.get(&t.id)
-                && now.duration_since(*last) < t.cooldown
-            {
-                continue;
+            if s.input.trigger_fires(&t.id, t.cooldown, Instant::now()) {
+                return Some(t.id.clone());
             }
-            s.cooldowns.insert(t.id.clone(), now);
-            return Some(t.id.clone());
         }
         None
     }

@@ -25,7 +25,7 @@
 
 mod scanner;
 
-pub use scanner::{Mark, MarkKind, Scanner};
+pub(super) use scanner::{Mark, MarkKind, Scanner};
 
 use std::path::Path;
 
@@ -62,7 +62,7 @@ impl Mode {
 
 /// What to add to an interactive shell's start so it prints the marks.
 #[derive(Debug, Default)]
-pub struct Launch {
+pub(super) struct Launch {
     /// Replaces the shell's usual interactive arguments.
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
@@ -73,7 +73,7 @@ pub struct Launch {
 }
 
 /// A fresh nonce: 64 bits from the OS's randomness (std's hasher keys), as hex.
-pub fn new_nonce() -> String {
+pub(crate) fn new_nonce() -> String {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(
@@ -88,7 +88,7 @@ pub fn new_nonce() -> String {
 /// Prepares `shell` for integration; `None` when this shell gets none. `env` is the session's
 /// own environment: its `PS1` is kept inside the marks, its `ZDOTDIR` (or the server's) is
 /// where a zsh user's files are.
-pub fn prepare(
+pub(super) fn prepare(
     shell: &SessionShell,
     login: bool,
     env: &[(String, String)],

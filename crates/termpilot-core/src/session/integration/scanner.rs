@@ -8,7 +8,7 @@
 
 /// What a mark says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MarkKind {
+pub(crate) enum MarkKind {
     /// `A`: the prompt starts.
     PromptStart,
     /// `B`: the prompt ended; the command line follows.
@@ -23,7 +23,7 @@ pub enum MarkKind {
 
 /// A mark and where it is: `start` is the position of its ESC, `end` just after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mark {
+pub(crate) struct Mark {
     pub kind: MarkKind,
     pub start: u64,
     pub end: u64,
@@ -46,7 +46,7 @@ enum State {
 
 /// A streaming scanner.
 #[derive(Debug, Default)]
-pub struct Scanner {
+pub(crate) struct Scanner {
     state: State,
     payload: Vec<u8>,
     start: u64,
@@ -56,7 +56,7 @@ pub struct Scanner {
 
 impl Scanner {
     /// A scanner that recognises marks signed with `nonce`.
-    pub fn signed_with(nonce: &str) -> Scanner {
+    pub(crate) fn signed_with(nonce: &str) -> Scanner {
         Scanner {
             signature: Some(format!("tp={nonce}")),
             ..Scanner::default()
@@ -64,7 +64,7 @@ impl Scanner {
     }
 
     /// Scans a chunk that begins at absolute position `at`.
-    pub fn feed(&mut self, bytes: &[u8], at: u64, marks: &mut Vec<Mark>) {
+    pub(crate) fn feed(&mut self, bytes: &[u8], at: u64, marks: &mut Vec<Mark>) {
         let mut i = 0;
         while i < bytes.len() {
             // Outside a sequence only ESC matters: jump to the next one.

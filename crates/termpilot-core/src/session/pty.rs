@@ -1,0 +1,347 @@
+//! The PTY and its I/O: the terminal's master side, the program started on it, and the
+//! three small threads that serve it.
+//!
+//! The reader only reads the PTY and feeds every chunk, once, to the session's state
+//! ([`State::feed`], under a short-held lock, no await inside), writes the emulator's query
+//! replies back, and bumps an event counter that wakes waiters. The writer owns the PTY's
+//! input side, so a program that stops reading can never block a tool call. The waiter
+//! reaps the child and records how it ended.
+
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, MasterPty, PtyPair, PtySize, native_pty_system};
+use tokio::sync::{oneshot, watch};
+
+use super::emulator::Size;
+use super::replies::{Asker, ReplyContext};
+use super::state::{State, lock};
+use super::terminal::{Exit, Shape};
+use crate::error::{Error, Fault, Result};
+use crate::platform;
+
+/// How long a write may wait for the program to take its input.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Size of one read from the PTY.
+const READ_CHUNK: usize = 64 * 1024;
+/// While more output is already waiting, waiters are woken once per this many bytes instead
+/// of once per read: a flood of output costs a few wake-ups, not thousands.
+const WAKE_BATCH: usize = 256 * 1024;
+
+/// A terminal opened, its program not started yet.
+pub(super) struct Opened {
+    pair: PtyPair,
+}
+
+/// Opens a pseudo-terminal of `size`.
+pub(super) fn open(size: Size) -> Result<Opened> {
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: size.rows,
+            cols: size.cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .map_err(|e| {
+            Error::Other(format!(
+                "Could not open a pseudo-terminal ({e}); too many may be open, stop some sessions."
+            ))
+        })?;
+    Ok(Opened { pair })
+}
+
+/// Where a started program's threads report: the state they feed and the event counter
+/// that wakes waiters.
+pub(super) struct Feeds {
+    pub(super) state: Arc<Mutex<State>>,
+    pub(super) events: Arc<watch::Sender<u64>>,
+    /// The session started with prompt hooks (its answers to queries follow the reply rule).
+    pub(super) hooked: bool,
+    /// The session runs one command instead of a shell.
+    pub(super) command: bool,
+    pub(super) started: Instant,
+}
+
+impl Opened {
+    /// Starts `cmd` on the terminal and the threads that serve it. `shape` names the
+    /// program and the directory in an error.
+    pub(super) fn start(
+        self,
+        id: &str,
+        cmd: CommandBuilder,
+        shape: &Shape,
+        feeds: Feeds,
+    ) -> Result<Pty> {
+        let Opened { pair } = self;
+        let mut child = pair.slave.spawn_command(cmd).map_err(|e| {
+            Error::Other(format!(
+                "Could not start `{}` in {} ({e}); check the shell and the working directory.",
+                shape.shell.program.display(),
+                shape.cwd.display()
+            ))
+        })?;
+        // The slave must close here, or the reader never sees the end of the output.
+        drop(pair.slave);
+        // Every session has its main process's id: a start without one is refused, so no
+        // "0 for none" travels on (the kill, the foreground checks and `/proc` need it).
+        let Some(pid) = child.process_id().map(|p| p as i32) else {
+            let _ = child.kill();
+            return Err(Error::Other(
+                "The terminal's program started but the system gave no process id for it; try again or pick another shell.".into(),
+            ));
+        };
+        let reader = pair
+            .master
+            .try_clone_reader()
+            .map_err(|e| Error::Other(format!("Could not read the terminal ({e}).")))?;
+        let writer = pair
+            .master
+            .take_writer()
+            .map_err(|e| Error::Other(format!("Could not write to the terminal ({e}).")))?;
+        #[cfg(unix)]
+        let master_fd = pair.master.as_raw_fd();
+        #[cfg(not(unix))]
+        let master_fd = None;
+
+        let Feeds {
+            state,
+            events,
+            hooked,
+            command,
+            started,
+        } = feeds;
+        let (input, input_rx) = std::sync::mpsc::channel::<WriteJob>();
+        let reader_idle = Arc::new(AtomicBool::new(false));
+        let mut replies = ReplyContext::new(
+            master_fd,
+            pid,
+            hooked,
+            super::replies::counter(&state, |s: &State| s.phase().boundaries()),
+            reader_idle.clone(),
+        );
+        spawn_thread(id, "writer", move || {
+            writer_loop(writer, input_rx, &mut replies)
+        })?;
+        {
+            let state = state.clone();
+            let events = events.clone();
+            let input = input.clone();
+            // A command session's program is the one asker: its answers go out at once.
+            let shell = (!command).then_some(pid);
+            let ctx = ReaderContext {
+                master_fd,
+                shell,
+                idle: reader_idle.clone(),
+                started,
+            };
+            spawn_thread(id, "reader", move || {
+                reader_loop(reader, &ctx, state, events, input)
+            })?;
+        }
+        spawn_thread(id, "waiter", move || {
+            let status = child.wait();
+            let exit = match status {
+                Ok(s) => Exit {
+                    code: s.signal().is_none().then(|| s.exit_code() as i32),
+                    signal: s.signal().map(String::from),
+                },
+                Err(_) => Exit {
+                    code: None,
+                    signal: None,
+                },
+            };
+            {
+                lock(&state).command.on_exit(exit, Instant::now());
+            }
+            events.send_modify(|n| *n += 1);
+        })?;
+        Ok(Pty {
+            pid,
+            input,
+            master: Mutex::new(pair.master),
+            master_fd,
+            reader_idle,
+        })
+    }
+}
+
+/// A session's terminal: its master side, the program's input queue, and what the reader
+/// is doing.
+pub(crate) struct Pty {
+    /// The main process started on it.
+    pid: i32,
+    input: std::sync::mpsc::Sender<WriteJob>,
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    master_fd: Option<i32>,
+    /// Set while the reader waits for output (see [`Pty::scanned_all`]).
+    reader_idle: Arc<AtomicBool>,
+}
+
+impl Pty {
+    /// The main process's id.
+    pub(super) fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Writes bytes to the program and waits (at most [`WRITE_TIMEOUT`]) until it took them.
+    pub(super) async fn write(&self, bytes: Vec<u8>) -> Result<()> {
+        let (done, ack) = oneshot::channel();
+        self.input
+            .send(WriteJob {
+                bytes,
+                done: Some(done),
+                held: None,
+            })
+            .map_err(|_| {
+                Error::Other("The session's terminal is closed; start a new session.".into())
+            })?;
+        match tokio::time::timeout(WRITE_TIMEOUT, ack).await {
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(e))) => Err(Error::Other(format!(
+                "Writing to the terminal failed ({e}); the program may have exited."
+            ))),
+            Ok(Err(_)) => Err(Error::Other(
+                "The session's terminal is closed; start a new session.".into(),
+            )),
+            Err(_) => Err(Fault::InputNotRead.into()),
+        }
+    }
+
+    /// Queues bytes for the program without waiting.
+    pub(super) fn send(&self, bytes: Vec<u8>) {
+        let _ = self.input.send(WriteJob {
+            bytes,
+            done: None,
+            held: None,
+        });
+    }
+
+    /// Changes the terminal's size (the emulator's is the state's).
+    pub(super) fn resize(&self, size: Size) -> Result<()> {
+        self.master
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .resize(PtySize {
+                rows: size.rows,
+                cols: size.cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|e| Error::Other(format!("Could not resize the terminal ({e}).")))
+    }
+
+    /// The terminal's foreground process group (Unix), if known.
+    pub(super) fn foreground_group(&self) -> Option<i32> {
+        self.master_fd.and_then(platform::foreground_group)
+    }
+
+    /// How the terminal takes input right now: key by key or in lines.
+    pub(super) fn input_mode(&self) -> Option<platform::InputMode> {
+        self.master_fd.and_then(platform::input_mode)
+    }
+
+    /// True when every byte the programs wrote so far has been scanned: the reader waits
+    /// for more and nothing is pending.
+    pub(super) fn scanned_all(&self) -> bool {
+        self.reader_idle.load(Ordering::SeqCst)
+            && !self.master_fd.is_some_and(platform::readable_now)
+    }
+}
+
+struct WriteJob {
+    bytes: Vec<u8>,
+    done: Option<oneshot::Sender<std::io::Result<()>>>,
+    /// A command's answer to a query, asked after this many command ends: written only
+    /// if the command reads it ([`ReplyContext::should_write`]).
+    held: Option<u64>,
+}
+
+fn spawn_thread(id: &str, role: &str, f: impl FnOnce() + Send + 'static) -> Result<()> {
+    std::thread::Builder::new()
+        .name(format!("{role}-{id}"))
+        .stack_size(256 * 1024)
+        .spawn(f)
+        .map(|_| ())
+        .map_err(|e| Error::Other(format!("Could not start a thread for the session ({e}).")))
+}
+
+/// What the reader knows besides the state it feeds.
+struct ReaderContext {
+    master_fd: Option<i32>,
+    /// The shell's pid, when the session runs a shell (its answers follow the reply rule).
+    shell: Option<i32>,
+    /// Set while waiting for output: everything before has been scanned.
+    idle: Arc<AtomicBool>,
+    started: Instant,
+}
+
+fn reader_loop(
+    mut reader: Box<dyn Read + Send>,
+    ctx: &ReaderContext,
+    state: Arc<Mutex<State>>,
+    events: Arc<watch::Sender<u64>>,
+    input: std::sync::mpsc::Sender<WriteJob>,
+) {
+    let (master_fd, shell, started) = (ctx.master_fd, ctx.shell, ctx.started);
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut unannounced = 0;
+    loop {
+        // Idle only while waiting: bytes leave the terminal after the flag is down, so "idle
+        // and nothing readable" means every byte written so far has been scanned.
+        if let Some(fd) = master_fd {
+            ctx.idle.store(true, Ordering::SeqCst);
+            platform::wait_readable(&[fd]);
+            ctx.idle.store(false, Ordering::SeqCst);
+        }
+        let n = match reader.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let chunk = &buf[..n];
+        // One short lock feeds every owner; nothing blocks while it is held.
+        let replies = lock(&state).feed(chunk, started.elapsed());
+        for (bytes, inside, ends_at) in replies {
+            let asker = match shell {
+                Some(pid)
+                    if inside || master_fd.and_then(platform::foreground_group) != Some(pid) =>
+                {
+                    Asker::Command
+                }
+                _ => Asker::Shell,
+            };
+            let _ = input.send(WriteJob {
+                bytes,
+                done: None,
+                held: (asker == Asker::Command).then_some(ends_at),
+            });
+        }
+        unannounced += n;
+        let more_waiting = master_fd.is_some_and(platform::readable_now);
+        if !more_waiting || unannounced >= WAKE_BATCH {
+            events.send_modify(|n| *n += 1);
+            unannounced = 0;
+        }
+    }
+    lock(&state).on_eof();
+    events.send_modify(|n| *n += 1);
+}
+
+fn writer_loop(
+    mut writer: Box<dyn Write + Send>,
+    jobs: std::sync::mpsc::Receiver<WriteJob>,
+    replies: &mut ReplyContext,
+) {
+    while let Ok(job) = jobs.recv() {
+        if let Some(ends_at) = job.held
+            && !replies.should_write(ends_at)
+        {
+            continue;
+        }
+        let result = writer.write_all(&job.bytes).and_then(|_| writer.flush());
+        if let Some(done) = job.done {
+            let _ = done.send(result);
+        }
+    }
+}
