@@ -257,8 +257,14 @@ async fn exec_is_refused_while_a_full_screen_program_runs() {
 async fn cancellation_interrupts_the_command_and_brings_the_prompt_back() {
     let server = start().await;
     let (id, _) = session(&server, "bash").await;
-    // Once a command that stops at Ctrl+C, once one that ignores it.
-    for command in ["sleep 30", "bash -c \"trap '' INT; sleep 31\""] {
+    // Once a command that stops at Ctrl+C, once one that ignores it. The sleeps' lengths
+    // are this run's own (other tests on the machine sleep too).
+    let own = format!("3{}.{}", std::process::id(), rand_digits());
+    let commands = [
+        format!("sleep {own}"),
+        format!("bash -c \"trap '' INT; sleep {own}\""),
+    ];
+    for command in &commands {
         cancel_exec(&server, &id, command).await;
         // No Ctrl+C needed: the session is at its prompt, the sleep is gone.
         let r = exec(&server, &id, "echo hi").await;
@@ -266,12 +272,20 @@ async fn cancellation_interrupts_the_command_and_brings_the_prompt_back() {
         let ps = exec(
             &server,
             &id,
-            "ps -eo args | grep -c '^sleep 3[01]$' || true",
+            &format!("ps -eo args | grep -c '^sleep {own}$' || true"),
         )
         .await;
         assert_eq!(ps["output"], "0", "a sleep survived `{command}`: {ps}");
     }
     server.stop().await;
+}
+
+/// Six digits that differ from run to run.
+fn rand_digits() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_micros()
 }
 
 /// Starts `command` with terminal_exec, waits until it runs, and cancels the request.
