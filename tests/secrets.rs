@@ -170,10 +170,19 @@ impl Setup {
 
     /// `terminal_exec` running in the background.
     fn exec(&self, id: &str, command: &str) -> tokio::task::JoinHandle<CallToolResult> {
-        let peer = self.client.peer().clone();
         let args = json!({"sessionId": id, "command": command, "timeout": 30000});
+        self.background("terminal_exec", args)
+    }
+
+    /// A tool call running in the background.
+    fn background(
+        &self,
+        tool: &'static str,
+        args: Value,
+    ) -> tokio::task::JoinHandle<CallToolResult> {
+        let peer = self.client.peer().clone();
         tokio::spawn(async move {
-            let params = CallToolRequestParams::new("terminal_exec").with_arguments(object(args));
+            let params = CallToolRequestParams::new(tool).with_arguments(object(args));
             tokio::time::timeout(TEST_TIMEOUT * 2, peer.call_tool(params))
                 .await
                 .expect("exec answered in time")
@@ -336,6 +345,71 @@ async fn post_from(url: &str, origin: &str, body: &str) -> (u16, String) {
         .await
         .expect("post");
     (r.status().as_u16(), r.text().await.unwrap())
+}
+
+/// `terminal_write` (and a batch) that run into a secret prompt hand it to a person too; the
+/// write's answer is the program's after the secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_meets_a_secret_prompt_is_answered_by_a_person() {
+    let Some(mut browser) = Browser::launch().await else {
+        return;
+    };
+    let mut setup = Setup::start(&[]).await;
+    let id = setup.session().await;
+    let command =
+        "read -s -p 'Password: ' p; echo; printf '%s' \"$p\" | sha256sum; read -p 'Next: ' q\r";
+    let write = setup.background("terminal_write", json!({"sessionId": id, "data": command}));
+    let asked = setup.next_ask().await;
+    assert!(
+        asked.message.contains("bash asks: Password:"),
+        "{}",
+        asked.message
+    );
+    let (status, sentence) = answer_on_page(&mut browser, &asked.url, SECRET).await;
+    assert_eq!(status, 200, "{sentence}");
+    let _ = asked.answer.send(ElicitationAction::Accept);
+    let result = write.await.unwrap();
+    let value = ok(result.clone());
+    assert!(
+        value["output"]
+            .as_str()
+            .unwrap()
+            .contains(&sha256_of_secret()),
+        "{value}"
+    );
+    assert!(
+        value["person"]
+            .as_str()
+            .unwrap()
+            .contains("A person answered"),
+        "{value}"
+    );
+    assert!(value.get("secretPrompt").is_none(), "{value}");
+    assert!(!text(&result).contains(SECRET));
+    // A batch that types into a secret prompt: the person declines this time.
+    let batch = setup.background(
+        "terminal_extra",
+        json!({"tool": "terminal_batch", "args": {"sessionId": id, "actions": [
+            {"type": "type", "text": "x\r"},
+            {"type": "type", "text": "read -s -p 'PIN: ' p; echo got:$p\r"}
+        ]}}),
+    );
+    let asked = setup.next_ask().await;
+    assert!(
+        asked.message.contains("bash asks: PIN:"),
+        "{}",
+        asked.message
+    );
+    let _ = asked.answer.send(ElicitationAction::Decline);
+    let value = ok(batch.await.unwrap());
+    assert_eq!(value["secretPrompt"], true, "{value}");
+    assert!(
+        value["person"].as_str().unwrap().contains("declined"),
+        "{value}"
+    );
+    assert!(!setup.log().contains(SECRET));
+    assert!(setup.files_holding(SECRET.as_bytes()).is_empty());
+    browser.close().await;
 }
 
 /// The answered flow for `command`, checked whole: the hash in the output, the complete
@@ -632,7 +706,9 @@ async fn ask_person_off_asks_nobody() {
         .exec(&id, "read -s -p 'Password: ' p; echo got:$p")
         .await
         .unwrap());
-    assert_eq!(value["secretPrompt"], true, "{value}");
+    assert_eq!(value["waitingForInput"], true, "{value}");
+    // Off is the behaviour from before: no secret fields, nobody asked.
+    assert!(value.get("secretPrompt").is_none(), "{value}");
     assert!(value.get("person").is_none(), "{value}");
     assert!(setup.asked.try_recv().is_err(), "nobody was asked");
 }

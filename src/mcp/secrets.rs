@@ -37,7 +37,8 @@ pub fn configure(flag: Option<&str>, preset: bool) {
     let _ = ON.set(on);
 }
 
-fn enabled() -> bool {
+/// Whether `--ask-person` is on (off: results are as they were before, no secret fields).
+pub fn enabled() -> bool {
     *ON.get().unwrap_or(&true)
 }
 
@@ -237,6 +238,9 @@ pub fn said(
     still_secret: bool,
 ) -> (Option<String>, Option<String>) {
     use termpilot_core::session::secret::PersonOutcome as O;
+    if !enabled() {
+        return (None, None);
+    }
     let person = outcome.map(|o| match o {
         O::Answered => "A person answered the secret prompt on termpilot's one-time page; what they typed went to the terminal and is not shown here.".to_string(),
         O::Declined => "A person declined to answer the secret prompt; nothing was typed.".to_string(),

@@ -180,7 +180,7 @@ fn shape(mut o: ExecOutcome) -> ExecResult {
         spill_error: o.spill_error,
         position: o.position,
         screen: w.screen,
-        secret_prompt: secret.then_some(true),
+        secret_prompt: (secret && crate::mcp::secrets::enabled()).then_some(true),
         person,
         hint,
     }

@@ -183,16 +183,28 @@ impl Session {
         bytes.push(b'\r');
         drop(secret);
         // The writer thread zeroes the bytes once written; no echo mask: nothing is echoed.
-        self.write(bytes, None)
+        let written_at = self
+            .write(bytes, None)
             .await
             .map_err(|e| format!("Typing into the terminal failed: {e}"))?;
-        // Until the program took it (its prompt is gone): a look before then would see the
-        // same prompt still waiting.
+        // Until the program took it — nothing left unread, and it printed, or put echo back,
+        // or let go of the terminal — a look would see the same prompt still waiting.
+        let tty = platform::stdin_tty(self.pid);
+        let taken = || {
+            let read_all = tty
+                .as_deref()
+                .and_then(platform::unread_input)
+                .is_none_or(|n| n == 0);
+            read_all
+                && (self.state().log.end() > written_at
+                    || self.input_mode() != Some(InputMode::Lines { echo: false })
+                    || self.foreground_group() != Some(prompt.group))
+        };
         let _ = Waiter::new(self)
             .until(Instant::now() + TAKEN_WITHIN)
-            .run(|now| match self.secret_prompt().as_ref() == Some(prompt) {
-                true => Look::Until(now + TAKEN_EVERY),
-                false => Look::Done(()),
+            .run(|now| match taken() {
+                false => Look::Until(now + TAKEN_EVERY),
+                true => Look::Done(()),
             })
             .await;
         Ok(())
