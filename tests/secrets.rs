@@ -283,6 +283,16 @@ async fn answer_on_page(browser: &mut Browser, url: &str, secret: &str) -> (u16,
         .eval("document.getElementById('secret').focus()")
         .await;
     browser.type_text(secret).await;
+    // `TERMPILOT_DOCS_SCREENSHOT=1` writes the page as the README shows it.
+    if std::env::var_os("TERMPILOT_DOCS_SCREENSHOT").is_some() {
+        browser.set_viewport(760, 520, false).await;
+        let png = browser.screenshot().await;
+        std::fs::write(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/docs/secret-page.png"),
+            png,
+        )
+        .unwrap();
+    }
     browser.click("#send").await;
     assert!(
         browser
