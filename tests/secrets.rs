@@ -375,6 +375,28 @@ async fn a_write_that_meets_a_secret_prompt_is_answered_by_a_person() {
         "{}",
         asked.message
     );
+    // The person goes by the web page (the listener started for the link): the session's
+    // row carries the same one-time page.
+    let port = authority(&asked.url).rsplit(':').next().unwrap();
+    let token_file = setup
+        .dirs
+        .path()
+        .join(format!("run/termpilot/run/http-token-{port}"));
+    let token = std::fs::read_to_string(&token_file).expect("the listener's token file");
+    browser
+        .navigate(&format!(
+            "http://{}/#token={}",
+            authority(&asked.url),
+            token.trim()
+        ))
+        .await;
+    let badge = format!("document.querySelector('#sessions li[data-id=\"{id}\"] a.badge.secret')");
+    assert!(
+        browser.wait_for(&badge, WAIT).await,
+        "the row shows the password badge"
+    );
+    let href = browser.eval(&format!("{badge}.href")).await;
+    assert_eq!(href.as_str().unwrap(), asked.url);
     let (status, sentence) = answer_on_page(&mut browser, &asked.url, SECRET).await;
     assert_eq!(status, 200, "{sentence}");
     let _ = asked.answer.send(ElicitationAction::Accept);

@@ -136,6 +136,22 @@ impl Drop for Link {
     }
 }
 
+/// The open links by session (for the web page's list: a session waiting at a secret prompt
+/// that a call asked a person about shows its link).
+pub fn open_links() -> HashMap<String, String> {
+    let now = Instant::now();
+    links()
+        .iter()
+        .filter(|(_, e)| matches!(e.state, State::Open(_)) && now < e.expires)
+        .map(|(token, e)| {
+            (
+                e.session.clone(),
+                format!("http://{}/secret/{token}", e.authority),
+            )
+        })
+        .collect()
+}
+
 /// `GET /secret/<token>`: the page, or a sentence why not.
 pub async fn page(Path(token): Path<String>, headers: HeaderMap) -> Response {
     let (program, prompt, session) = {
