@@ -444,6 +444,50 @@ async fn a_write_that_meets_a_secret_prompt_is_answered_by_a_person() {
     browser.close().await;
 }
 
+/// A secret prompt met during `terminal_wait` goes to a person too; the wait goes on to its
+/// pattern.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_that_meets_a_secret_prompt_is_answered_by_a_person() {
+    let Some(mut browser) = Browser::launch().await else {
+        return;
+    };
+    let mut setup = Setup::start(&[]).await;
+    let id = setup.session().await;
+    ok(call(
+        &setup.client,
+        "terminal_write",
+        json!({"sessionId": id, "returnOutput": "none",
+               "data": "sleep 0.3; read -s -p 'Password: ' p; echo; printf '%s' \"$p\" | sha256sum\r"}),
+    )
+    .await);
+    let wait = setup.background(
+        "terminal_wait",
+        json!({"sessionId": id, "pattern": "[0-9a-f]{64}", "timeout": 30000}),
+    );
+    let asked = setup.next_ask().await;
+    let (status, sentence) = answer_on_page(&mut browser, &asked.url, SECRET).await;
+    assert_eq!(status, 200, "{sentence}");
+    let _ = asked.answer.send(ElicitationAction::Accept);
+    let value = ok(wait.await.unwrap());
+    assert_eq!(value["matched"], true, "{value}");
+    assert!(
+        value["matchedText"]
+            .as_str()
+            .unwrap()
+            .contains(&sha256_of_secret()),
+        "{value}"
+    );
+    assert!(
+        value["person"]
+            .as_str()
+            .unwrap()
+            .contains("A person answered"),
+        "{value}"
+    );
+    assert!(!value.to_string().contains(SECRET));
+    browser.close().await;
+}
+
 /// The answered flow for `command`, checked whole: the hash in the output, the complete
 /// notification, the replay and foreign Origin refused, the secret nowhere.
 async fn answered(command: &str, program: &str, prompt: &str) {
