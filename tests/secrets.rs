@@ -788,3 +788,34 @@ async fn ask_person_off_asks_nobody() {
     assert!(value.get("person").is_none(), "{value}");
     assert!(setup.asked.try_recv().is_err(), "nobody was asked");
 }
+
+/// A `--compat` preset keeps its seed's behaviour (nobody asked) unless `--ask-person` is
+/// given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn presets_ask_nobody_unless_told_to() {
+    for (args, asks) in [
+        (&["--compat", "smart-terminal"][..], false),
+        (
+            &["--compat", "smart-terminal", "--ask-person", "secrets"][..],
+            true,
+        ),
+    ] {
+        let mut setup = Setup::start_args(args, &[]).await;
+        let started = ok(call(&setup.client, "terminal_start", json!({"shell": "bash"})).await);
+        let id = started["sessionId"].as_str().unwrap().to_string();
+        let exec = setup.exec(&id, "read -s -p 'Password: ' p; echo got:$p");
+        if asks {
+            let asked = setup.next_ask().await;
+            assert!(asked.message.contains("Password:"), "{}", asked.message);
+            let _ = asked.answer.send(ElicitationAction::Decline);
+        }
+        let result = exec.await.unwrap();
+        assert_ne!(result.is_error, Some(true), "{}", text(&result));
+        assert!(
+            setup.asked.try_recv().is_err(),
+            "{args:?}: asked once at most"
+        );
+        let said = text(&result);
+        assert_eq!(said.contains("secretPrompt"), asks, "{args:?}: {said}");
+    }
+}
