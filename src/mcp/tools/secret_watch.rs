@@ -30,7 +30,10 @@ pub async fn person_answers(
             continue;
         };
         asks += 1;
-        match session.ask_person(asker, &prompt, &ctx.cancel).await {
+        match session
+            .ask_person(asker, &prompt, &ctx.cancel, &*ctx.progress)
+            .await
+        {
             PersonOutcome::Answered => answered.store(true, Ordering::Relaxed),
             PersonOutcome::PromptGone => {}
             other => return other,

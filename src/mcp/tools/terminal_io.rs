@@ -118,7 +118,9 @@ pub(super) async fn answer(
             break (result, true);
         }
         asks += 1;
-        let said = session.ask_person(asker, prompt, &ctx.cancel).await;
+        let said = session
+            .ask_person(asker, prompt, &ctx.cancel, &*ctx.progress)
+            .await;
         let go_on = said == termpilot_core::session::secret::PersonOutcome::Answered;
         outcome = Some(said);
         if !go_on {

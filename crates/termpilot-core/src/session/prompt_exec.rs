@@ -232,7 +232,7 @@ impl Session {
             }
             asks += 1;
             let asked_at = Instant::now();
-            let outcome = self.ask_person(asker, &prompt, cancel).await;
+            let outcome = self.ask_person(asker, &prompt, cancel, progress).await;
             deadline = super::secret::extend(deadline, asked_at);
             // Quiet counts afresh from here: the program has its answer to take.
             resumed = Instant::now();

@@ -25,6 +25,7 @@ use zeroize::Zeroizing;
 use super::terminal::Session;
 use super::waiter::{Look, Waited, Waiter};
 use crate::platform::{self, InputMode};
+use crate::progress::Progress;
 
 /// How often a pending ask looks whether the prompt is still there when nothing is printed
 /// (a program that gives up on its own timer prints first, usually).
@@ -129,10 +130,14 @@ impl Session {
         asker: &Asker,
         prompt: &SecretPrompt,
         cancel: &CancellationToken,
+        progress: &dyn Progress,
     ) -> PersonOutcome {
         let gone = async {
+            // Progress goes on meanwhile (the prompt line every few seconds), so a client
+            // that resets its timeout on progress keeps waiting for the person.
             let waited = Waiter::new(self)
                 .cancel(cancel)
+                .progress(progress)
                 .run(|now| match self.secret_prompt().as_ref() == Some(prompt) {
                     true => Look::Until(now + STILL_THERE_EVERY),
                     false => Look::Done(()),
