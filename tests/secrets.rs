@@ -51,6 +51,7 @@ struct Asked {
 struct PersonClient {
     asked: mpsc::UnboundedSender<Asked>,
     completed: Arc<Mutex<Vec<String>>>,
+    progress: mpsc::UnboundedSender<String>,
 }
 
 impl ClientHandler for PersonClient {
@@ -87,6 +88,14 @@ impl ClientHandler for PersonClient {
         Ok(ElicitResult::new(action))
     }
 
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.progress.send(params.message.unwrap_or_default());
+    }
+
     async fn on_custom_notification(
         &self,
         notification: CustomNotification,
@@ -108,6 +117,7 @@ struct Setup {
     client: RunningService<RoleClient, PersonClient>,
     asked: mpsc::UnboundedReceiver<Asked>,
     completed: Arc<Mutex<Vec<String>>>,
+    progress: mpsc::UnboundedReceiver<String>,
     dirs: tempfile::TempDir,
 }
 
@@ -141,9 +151,11 @@ impl Setup {
             .expect("spawn termpilot");
         let (tx, asked) = mpsc::unbounded_channel();
         let completed = Arc::new(Mutex::new(Vec::new()));
+        let (progress_tx, progress) = mpsc::unbounded_channel();
         let person = PersonClient {
             asked: tx,
             completed: completed.clone(),
+            progress: progress_tx,
         };
         let client = tokio::time::timeout(TEST_TIMEOUT, person.serve(transport))
             .await
@@ -153,6 +165,7 @@ impl Setup {
             client,
             asked,
             completed,
+            progress,
             dirs,
         }
     }
@@ -818,4 +831,35 @@ async fn presets_ask_nobody_unless_told_to() {
         let said = text(&result);
         assert_eq!(said.contains("secretPrompt"), asks, "{args:?}: {said}");
     }
+}
+
+/// While the person takes their time, the call reports progress (when the client asked for
+/// it), so a client that resets its timeout on progress keeps waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wait_for_a_person_reports_progress() {
+    let mut setup = Setup::start(&[]).await;
+    let id = setup.session().await;
+    let peer = setup.client.peer().clone();
+    let mut params = CallToolRequestParams::new("terminal_exec").with_arguments(object(json!({
+        "sessionId": id, "command": "read -s -p 'Password: ' p; echo got:$p"
+    })));
+    let mut meta = rmcp::model::RequestMetaObject::default();
+    meta.set_progress_token(rmcp::model::ProgressToken(
+        rmcp::model::NumberOrString::Number(7),
+    ));
+    params.meta = Some(meta);
+    let exec = tokio::spawn(async move { peer.call_tool(params).await.unwrap() });
+    let asked = setup.next_ask().await;
+    // Progress arrives while nobody has answered yet.
+    let mut reported = false;
+    while let Ok(Some(message)) = tokio::time::timeout(WAIT, setup.progress.recv()).await {
+        if setup.asked.try_recv().is_err() && message.contains("Password:") {
+            reported = true;
+            break;
+        }
+    }
+    assert!(reported, "progress while the person is asked");
+    let _ = asked.answer.send(ElicitationAction::Cancel);
+    let value = ok(tokio::time::timeout(WAIT, exec).await.unwrap().unwrap());
+    assert_eq!(value["secretPrompt"], true, "{value}");
 }
