@@ -73,6 +73,8 @@ fn links() -> std::sync::MutexGuard<'static, HashMap<String, Entry>> {
 /// An open link; ended when dropped (its ask is over).
 pub struct Link {
     token: String,
+    /// The id the elicitation carries: random too, and no part of the token.
+    id: String,
     pub url: String,
     pub expires: Instant,
     pub submitted: oneshot::Receiver<Submit>,
@@ -82,6 +84,7 @@ impl Link {
     /// A new link on the loopback listener at `authority` (`127.0.0.1:port`) for `prompt`.
     pub fn open(authority: &str, prompt: &SecretPrompt) -> anyhow::Result<Link> {
         let token = super::token::random_hex(32)?;
+        let id = format!("secret-{}", super::token::random_hex(8)?);
         let (tx, rx) = oneshot::channel();
         let now = Instant::now();
         let expires = now + ttl();
@@ -110,15 +113,16 @@ impl Link {
         );
         Ok(Link {
             url: format!("http://{authority}/secret/{token}"),
+            id,
             token,
             expires,
             submitted: rx,
         })
     }
 
-    /// The id the elicitation carries (not the token: the client never holds the key).
+    /// The id the elicitation carries.
     pub fn id(&self) -> String {
-        format!("secret-{}", &self.token[..16])
+        self.id.clone()
     }
 }
 
