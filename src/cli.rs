@@ -191,6 +191,12 @@ pub struct ServeArgs {
     /// call with a notice and a fresh shell) instead of refusing the new one.
     #[arg(long, env = "TERMPILOT_EVICT_LRU")]
     pub evict_lru: bool,
+    /// Who answers a password prompt (echo off): `secrets` sends the person to a one-time page
+    /// through URL elicitation, `off` leaves it to the agent (default secrets; a --compat
+    /// preset keeps its seed's behaviour, off, unless this is given).
+    #[arg(long, value_name = "WHAT",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::mcp::secrets::MODES))]
+    pub ask_person: Option<String>,
 }
 
 /// Which serving settings were given on the command line or in their environment

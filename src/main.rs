@@ -110,6 +110,7 @@ fn main() -> std::process::ExitCode {
                 }
             };
             let compat = serve_args.compat.clone();
+            mcp::secrets::configure(serve_args.ask_person.as_deref(), compat.is_some());
             let config = serve_args.into_config();
             // A shell that is not there is refused now, not replaced by the default later.
             if let Some(shell) = config.shell.as_deref()
@@ -238,6 +239,7 @@ fn serve(
             let signal = shutdown_signal(false).await;
             tracing::info!("ending on {signal}");
             running.stop().await;
+            mcp::secrets::stop().await;
             mcp::remote::links::links().shutdown().await;
             core.shutdown().await;
             return Ok(());
@@ -267,6 +269,7 @@ fn serve(
         if let Some(page) = page {
             page.stop().await;
         }
+        mcp::secrets::stop().await;
         mcp::remote::links::links().shutdown().await;
         core.shutdown().await;
         Ok(())

@@ -139,6 +139,7 @@ pub async fn start(
         Err(e) => anyhow::bail!("could not listen on {wanted}: {e}"),
     };
     let addr = listener.local_addr()?;
+    super::secrets::listening(addr);
     let token_file = TokenFile::write(&token, addr.port())?;
     let access = Arc::new(Access::new(
         token.clone(),

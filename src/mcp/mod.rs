@@ -14,6 +14,7 @@
 //!   answered.
 //! - [`logging`]: shapes of calls at every level; whole messages only under `termpilot::wire`.
 //! - [`resources`] serves sessions, jobs and skills as MCP resources (one provider each).
+//! - [`secrets`]: a person answers secret prompts through URL-mode elicitation.
 //! - [`compat`] holds the `--compat` presets: other servers' surfaces over the same tools.
 //!
 //! Nothing here owns state: the [`termpilot_core::Core`] handle does.
@@ -32,6 +33,7 @@ pub mod remote;
 pub mod reply;
 pub mod resources;
 pub mod schema;
+pub mod secrets;
 pub mod server;
 pub mod stdio;
 pub mod tools;

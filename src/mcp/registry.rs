@@ -31,6 +31,8 @@ pub struct ToolCtx {
     /// Fired when the client cancels the request (or goes away).
     pub cancel: CancellationToken,
     pub progress: Arc<dyn Progress>,
+    /// Who answers a secret prompt in the agent's place (`--ask-person`, `mcp::secrets`).
+    pub person: Option<termpilot_core::session::secret::Asker>,
 }
 
 pub type BoxFuture = Pin<Box<dyn Future<Output = Result<Reply, ToolError>> + Send>>;

@@ -68,6 +68,7 @@ impl Server {
             core: self.core.clone(),
             cancel: call.cancel.clone(),
             progress: progress::for_request(&context.peer, context.meta.get_progress_token()),
+            person: super::secrets::asker(&context.peer, &self.core),
         }
     }
 }

@@ -2,7 +2,8 @@
 //! name this server (the DNS-rebinding defence), `/mcp` needs `Authorization: Bearer
 //! <token>`, and the page's assets, API and WebSockets need the login cookie (or the bearer
 //! token). Only the login page itself (`/`, `/login`) and its icon (`/favicon.ico`) are
-//! served without them, and they hold no data.
+//! served without them, and they hold no data; so is a one-time secret link (`/secret/…`,
+//! its token is its key; a submit must carry the Origin).
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -162,6 +163,8 @@ enum Need {
 fn need(path: &str) -> Need {
     match path {
         "/" | "/login" | "/favicon.ico" => Need::Nothing,
+        // A one-time secret link is its own key (`web::secret` checks its Host and Origin).
+        _ if path.starts_with("/secret/") => Need::Nothing,
         "/mcp" => Need::Bearer,
         _ => Need::Login,
     }
@@ -172,7 +175,9 @@ pub async fn check(State(access): State<Arc<Access>>, request: Request, next: Ne
     let path = request.uri().path().to_string();
     let headers = request.headers();
     let is_socket = path.starts_with("/ws/");
-    if !access.place_ok(headers, is_socket) {
+    let is_secret_submit =
+        path.starts_with("/secret/") && request.method() == axum::http::Method::POST;
+    if !access.place_ok(headers, is_socket || is_secret_submit) {
         return refuse(
             StatusCode::FORBIDDEN,
             "The Host or Origin header does not name this server (a defence against DNS rebinding); open the URL termpilot printed.",

@@ -1,7 +1,8 @@
 //! The session list (live ones, then the ended ones the server remembers, see
 //! [`termpilot_core::ended`]): `GET /api/sessions` (JSON) and `/ws/sessions`, a WebSocket that sends
 //! the list at once, whenever a session starts or ends, and every [`REFRESH`] (busy/idle
-//! and the foreground command change without an event).
+//! and the foreground command change without an event). `secretLinks` maps a session waiting at
+//! a secret prompt that a call asked a person about to its one-time page ([`super::secret`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +21,7 @@ fn listing(web: &Web) -> serde_json::Value {
     serde_json::json!({
         "sessions": web.core.sessions.list(),
         "ended": web.core.sessions.ended.list(),
+        "secretLinks": super::secret::open_links(),
     })
 }
 

@@ -7,6 +7,7 @@
 //! - [`ended`]: ended sessions' last screens and `.cast` transcripts, for replay.
 //! - [`live`]: one session over a WebSocket — the attach redraw, then every byte; take
 //!   control / release.
+//! - [`secret`]: the one-time page where a person answers a secret prompt (issue 35).
 //!
 //! Served by [`crate::mcp::http`], next to `/mcp` (`--http`) or alone next to stdio (`--web`).
 
@@ -15,6 +16,7 @@ pub mod ended;
 pub mod guard;
 pub mod list;
 pub mod live;
+pub mod secret;
 pub mod token;
 
 use std::sync::Arc;
@@ -51,6 +53,7 @@ pub fn router(web: Arc<Web>) -> Router {
         .route("/api/sessions/{id}/cast", get(ended::live_cast))
         .route("/ws/sessions", get(list::socket))
         .route("/ws/session/{id}", get(live::socket))
+        .route("/secret/{token}", get(secret::page).post(secret::submit))
         .with_state(web)
 }
 

@@ -101,6 +101,12 @@ pub struct ExecResult {
     /// of `output`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub screen: Option<crate::mcp::wire::screen::ScreenText>,
+    /// The command waits at a secret prompt (echo off): never ask for it in the chat.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret_prompt: Option<bool>,
+    /// What a person did about a secret prompt (URL elicitation), in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
@@ -136,7 +142,11 @@ pub(super) fn waiting(
 
 fn shape(mut o: ExecOutcome) -> ExecResult {
     let w = waiting(o.waiting_for_input.take(), o.screen.take());
-    let hint = if w.screen.is_some() {
+    let secret = o.secret_prompt && w.waiting_for_input.is_some();
+    let (person, secret_hint) = crate::mcp::secrets::said(o.person.as_ref(), secret);
+    let hint = if secret_hint.is_some() {
+        secret_hint
+    } else if w.screen.is_some() {
         w.hint.clone()
     } else if o.timed_out {
         Some("The command is still running: wait with terminal_wait (until:exit), read new output with terminal_read, or stop it with terminal_send_key Ctrl+C.".to_string())
@@ -170,6 +180,8 @@ fn shape(mut o: ExecOutcome) -> ExecResult {
         spill_error: o.spill_error,
         position: o.position,
         screen: w.screen,
+        secret_prompt: (secret && crate::mcp::secrets::enabled()).then_some(true),
+        person,
         hint,
     }
 }
@@ -193,6 +205,7 @@ async fn exec(ctx: ToolCtx, p: ExecParams) -> Result<ExecResult, ToolError> {
         quiet_exit: p.quiet_exit_ms.map(Duration::from_millis),
         min_output_bytes: p.min_output_bytes,
         style: style(p.plain_output),
+        person: ctx.person.clone(),
     };
     run_one(&ctx, &p.session_id, &req).await
 }
@@ -309,6 +322,7 @@ async fn retry(ctx: ToolCtx, p: RetryParams) -> Result<RetryResult, ToolError> {
         quiet_exit: None,
         min_output_bytes: 1,
         style: style(p.plain_output),
+        person: ctx.person.clone(),
     };
     if p.success_exit_code.is_some() {
         let session = lock(&ctx, &p.session_id).await?;
@@ -402,6 +416,7 @@ async fn diff(ctx: ToolCtx, p: DiffParams) -> Result<DiffResult, ToolError> {
         quiet_exit: None,
         min_output_bytes: 1,
         style: style(p.plain_output),
+        person: ctx.person.clone(),
     };
     let a = run_one(&ctx, &p.session_id, &req(&p.command_a)).await?;
     if a.timed_out || a.waiting_for_input.is_some() {

@@ -8,6 +8,7 @@ pub mod jobs;
 pub mod locks;
 pub mod run;
 pub mod screen;
+pub mod secret_watch;
 pub(crate) mod session_call;
 pub mod sessions;
 pub mod system;

@@ -17,7 +17,7 @@ use termpilot_core::session::{Direction, MAX_SCROLL};
 
 use super::session_call::{lock, lock_to_type};
 use super::system::blocking;
-use super::terminal_io::{ReturnOutput, answer};
+use super::terminal_io::{ReturnOutput, answer, answer_once};
 use super::waits::compile;
 use crate::mcp::args::yes;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef, WithImages};
@@ -178,7 +178,7 @@ async fn click(ctx: ToolCtx, p: ClickParams) -> Result<WithImages<ClickResult>, 
         });
     }
     let (position, encoding) = session.click(p.row, p.col).await?;
-    let after = answer(&ctx, &session, position, ReturnOutput::Screen).await;
+    let after = answer_once(&ctx, &session, position, ReturnOutput::Screen).await;
     Ok(WithImages {
         value: ClickResult {
             row: p.row,
@@ -240,7 +240,7 @@ async fn scroll(ctx: ToolCtx, p: ScrollParams) -> Result<ScrollResult, ToolError
     let (position, via) = session
         .scroll(p.row, p.col, p.direction.into(), p.amount)
         .await?;
-    let after = answer(&ctx, &session, position, ReturnOutput::Screen).await;
+    let after = answer_once(&ctx, &session, position, ReturnOutput::Screen).await;
     Ok(ScrollResult {
         sent_as: via.into(),
         position,
@@ -359,6 +359,14 @@ pub struct BatchResult {
     pub error: Option<String>,
     /// The screen at the end, once output was idle.
     pub screen: Option<ScreenText>,
+    /// The program waits at a secret prompt (echo off): never ask for it in the chat.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret_prompt: Option<bool>,
+    /// What a person did about a secret prompt (URL elicitation), in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 async fn batch_call(ctx: ToolCtx, p: BatchParams) -> Result<BatchResult, ToolError> {
@@ -397,6 +405,9 @@ async fn batch_call(ctx: ToolCtx, p: BatchParams) -> Result<BatchResult, ToolErr
         failed_action,
         error,
         screen: after.screen,
+        secret_prompt: after.secret_prompt,
+        person: after.person,
+        hint: after.hint,
     })
 }
 

@@ -75,6 +75,14 @@ pub struct WriteResult {
     /// The exit status of a command that ended while answering (e.g. vim quit by `:q!`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// The program waits at a secret prompt (echo off): never ask for it in the chat.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret_prompt: Option<bool>,
+    /// What a person did about a secret prompt (URL elicitation), in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 /// Waits for the program's answer to input written at `position`, as asked.
@@ -91,8 +99,51 @@ pub(super) async fn answer(
             screen: None,
             end_position: position,
             exit_code: None,
+            secret_prompt: None,
+            person: None,
+            hint: None,
         };
     }
+    // A secret prompt goes to a person (`mcp::secrets`); once answered, the program's answer
+    // to it is awaited as the input's was, from the same position.
+    let mut asks = 0;
+    let mut outcome = None;
+    let (mut result, secret) = loop {
+        let result = answer_once(ctx, session, position, mode).await;
+        let prompt = session.secret_prompt();
+        let (Some(prompt), Some(asker)) = (&prompt, &ctx.person) else {
+            break (result, prompt.is_some());
+        };
+        if asks == termpilot_core::session::secret::MAX_ASKS || ctx.cancel.is_cancelled() {
+            break (result, true);
+        }
+        asks += 1;
+        let said = session
+            .ask_person(asker, prompt, &ctx.cancel, &*ctx.progress)
+            .await;
+        let go_on = said == termpilot_core::session::secret::PersonOutcome::Answered;
+        outcome = Some(said);
+        if !go_on {
+            break (
+                answer_once(ctx, session, position, mode).await,
+                session.secret_prompt().is_some(),
+            );
+        }
+    };
+    let (person, hint) = crate::mcp::secrets::said(outcome.as_ref(), secret);
+    result.secret_prompt = (secret && crate::mcp::secrets::enabled()).then_some(true);
+    result.person = person;
+    result.hint = hint;
+    result
+}
+
+/// [`answer`] without the person: the program's answer to the input at `position`.
+pub(super) async fn answer_once(
+    ctx: &ToolCtx,
+    session: &SessionCall,
+    position: u64,
+    mode: ReturnOutput,
+) -> WriteResult {
     let answer = session
         .answer(
             position,
@@ -111,6 +162,9 @@ pub(super) async fn answer(
         }),
         end_position: answer.end_position,
         exit_code: answer.exit_code,
+        secret_prompt: None,
+        person: None,
+        hint: None,
     }
 }
 

@@ -123,6 +123,12 @@ pub struct WaitResult {
     /// A command session's exit status, once it exited.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// The program waits at a secret prompt (echo off) a person did not answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret_prompt: Option<bool>,
+    /// What a person did about a secret prompt (URL elicitation), in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
@@ -152,15 +158,44 @@ async fn wait(ctx: ToolCtx, p: WaitParams) -> Result<WaitResult, ToolError> {
     let session = lock(&ctx, &p.session_id).await?;
     let start = session.position();
     let since = p.since.unwrap_or_else(|| session.wait_start());
-    let outcome = session
-        .wait(
+    // A secret prompt met while waiting goes to a person (`mcp::secrets`); an answer lets
+    // the wait go on, anything else ends it.
+    let answered = std::sync::atomic::AtomicBool::new(false);
+    let waited = tokio::select! {
+        outcome = session.wait(
             &until,
             since,
             Duration::from_millis(p.timeout),
             &ctx.cancel,
             &*ctx.progress,
-        )
-        .await;
+        ) => Ok(outcome),
+        said = super::secret_watch::person_answers(&ctx, &session, &answered) => Err(said),
+    };
+    let outcome = match waited {
+        Ok(outcome) => outcome,
+        Err(said) => {
+            let secret = session.secret_prompt().is_some();
+            let (person, hint) = crate::mcp::secrets::said(Some(&said), secret);
+            let read = session.output_since(since.min(start), 2000, false, read_more);
+            return Ok(WaitResult {
+                output: read.output,
+                matched: false,
+                timed_out: false,
+                position: read.position,
+                reason: "secretPrompt".into(),
+                matched_text: None,
+                matched_line: None,
+                exit_code: None,
+                secret_prompt: secret.then_some(true),
+                person,
+                hint,
+            });
+        }
+    };
+    let person = answered
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .then_some(termpilot_core::session::secret::PersonOutcome::Answered);
+    let (person, _) = crate::mcp::secrets::said(person.as_ref(), false);
     let output = match p.return_mode {
         ReturnMode::MatchOnly => String::new(),
         ReturnMode::Full => {
@@ -192,6 +227,8 @@ async fn wait(ctx: ToolCtx, p: WaitParams) -> Result<WaitResult, ToolError> {
         } else {
             None
         },
+        secret_prompt: None,
+        person,
         hint,
     })
 }

@@ -86,6 +86,7 @@ function connectList(delay = 250) {
   ws.onopen = () => { delay = 250; setConnection("open", "live"); };
   ws.onmessage = (e) => {
     const m = JSON.parse(e.data);
+    state.secretLinks = m.secretLinks || {};
     showList(m.sessions, m.ended || []);
   };
   ws.onclose = () => {
@@ -109,6 +110,19 @@ function render() {
     const li = row(s, status, `${s.foreground || s.shell.split("/").pop()} · ${s.cols}×${s.rows}`, s.cwd);
     li.className = state.open === s.id ? "open" : "";
     if (s.controller === "person") li.querySelector(".row1").insertAdjacentHTML("beforeend", '<span class="badge person">person</span>');
+    // Waiting at a password prompt a call asked a person about: its one-time page.
+    const secret = (state.secretLinks || {})[s.id];
+    if (secret) {
+      const a = document.createElement("a");
+      a.className = "badge secret";
+      a.href = secret;
+      a.target = "_blank";
+      a.rel = "noopener noreferrer";
+      a.textContent = "password";
+      a.title = "This session waits at a password prompt: type the answer on its one-time page";
+      a.onclick = (e) => e.stopPropagation();
+      li.querySelector(".row1").appendChild(a);
+    }
     li.onclick = () => openSession(s.id);
     list.appendChild(li);
   }

@@ -10,14 +10,38 @@ use std::time::{Duration, Instant};
 
 use super::control::Controller;
 use super::integration::Mode;
+use super::secret::SecretPrompt;
 use super::socket::Viewer;
 use super::state::State;
 use super::terminal::{LastLook, Session, Status};
 use crate::error::{Error, Result};
-use crate::platform;
+use crate::platform::{self, InputMode};
 use crate::render::{self, Png, RenderOptions, Screen, Theme};
 
 impl Session {
+    /// The secret prompt this session's foreground program waits at, if any: line mode with
+    /// echo off, and a process of the foreground group asleep reading the terminal.
+    pub fn secret_prompt(&self) -> Option<SecretPrompt> {
+        if self.shape.remote.is_some() {
+            return None;
+        }
+        if self.input_mode()? != (InputMode::Lines { echo: false }) {
+            return None;
+        }
+        let group = self.foreground_group().unwrap_or(self.pid);
+        let tty = platform::stdin_tty(self.pid)?;
+        if !platform::waiting_for_input(group, &tty) {
+            return None;
+        }
+        let prompt = self.cursor_line().trim().to_string();
+        Some(SecretPrompt {
+            session: self.id.clone(),
+            program: platform::process_name(group).unwrap_or_else(|| "a program".into()),
+            prompt,
+            group,
+        })
+    }
+
     /// What `terminal_list` shows, read with one short lock.
     pub fn status(&self) -> Status {
         let (exited, last_output, reported_cwd, size) = {

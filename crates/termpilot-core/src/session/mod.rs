@@ -24,7 +24,8 @@
 //!   a command typed at the prompt; [`transcript`]: what a stopped session leaves on disk.
 //! - [`mouse`]: clicks and wheel turns in the program's mouse protocol; [`batch`]: several
 //!   inputs in one call; [`paste`]: bracketed paste, markers in the text stripped; [`socket`] and [`redraw`]: people joining a session over a socket;
-//!   [`control`]: who holds the keyboard (the agent, or a person from the web page).
+//!   [`control`]: who holds the keyboard (the agent, or a person from the web page);
+//!   [`secret`]: secret prompts (echo off) answered by a person, never the agent.
 
 #![warn(unreachable_pub)]
 
@@ -59,6 +60,7 @@ mod replies;
 mod scan;
 mod screen;
 mod scrollback;
+pub mod secret;
 pub mod shell;
 pub mod socket;
 mod state;

@@ -56,6 +56,8 @@ pub struct ExecRequest {
     /// How the output's lines are cleaned ([`super::text::Style::Plain`]: as
     /// smart-terminal-mcp does, with its truncation marker and trailing blank lines trimmed).
     pub style: super::text::Style,
+    /// Who answers a secret prompt in the agent's place ([`super::secret`]), if anyone.
+    pub person: Option<super::secret::Asker>,
 }
 
 /// What came of it.
@@ -85,6 +87,10 @@ pub struct ExecOutcome {
     /// htop): its text stands in for `output`, which for such a program is only cursor
     /// moves and padding.
     pub screen: Option<super::screen::ScreenText>,
+    /// The command waits at a secret prompt (echo off): the agent must not be asked for it.
+    pub secret_prompt: bool,
+    /// What a person did about a secret prompt during the call.
+    pub person: Option<super::secret::PersonOutcome>,
 }
 
 /// How an exec wait ended.
@@ -185,20 +191,54 @@ impl SessionCall {
             return Err(e);
         }
         let mut ahead = None;
-        let end = {
-            let wait = self.exec_wait(
-                req,
-                mode,
-                &base,
-                pos0,
-                (started, deadline),
-                cancel,
-                progress,
+        let (mut deadline, mut asks, mut person, mut resumed) = (deadline, 0, None, started);
+        let mut secret_prompt;
+        let end = loop {
+            let end = {
+                let wait = self.exec_wait(
+                    req,
+                    mode,
+                    &base,
+                    pos0,
+                    (resumed, deadline),
+                    cancel,
+                    progress,
+                );
+                tokio::pin!(wait);
+                tokio::select! {
+                    end = &mut wait => end,
+                    never = self.render_ahead(&mut ahead, mode, &base, req.max_lines, req.style) => match never {},
+                }
+            };
+            // A secret prompt goes to a person (the asker), never to the agent.
+            let prompt = match &end {
+                End::WaitingForInput(_) => self.secret_prompt(),
+                _ => None,
+            };
+            secret_prompt = prompt.is_some();
+            let (Some(prompt), Some(asker)) = (prompt, &req.person) else {
+                break end;
+            };
+            if asks == super::secret::MAX_ASKS {
+                break end;
+            }
+            asks += 1;
+            let asked_at = Instant::now();
+            let outcome = self.ask_person(asker, &prompt, cancel, progress).await;
+            deadline = super::secret::extend(deadline, asked_at);
+            // Quiet counts afresh from here: the program has its answer to take.
+            resumed = Instant::now();
+            let go_on = matches!(
+                outcome,
+                super::secret::PersonOutcome::Answered | super::secret::PersonOutcome::PromptGone
             );
-            tokio::pin!(wait);
-            tokio::select! {
-                end = &mut wait => end,
-                never = self.render_ahead(&mut ahead, mode, &base, req.max_lines, req.style) => match never {},
+            person = Some(outcome);
+            if !go_on || cancel.is_cancelled() {
+                break if cancel.is_cancelled() {
+                    End::Cancelled
+                } else {
+                    end
+                };
             }
         };
         let duration = started.elapsed();
@@ -279,6 +319,8 @@ impl SessionCall {
             spill_error,
             position,
             mode,
+            secret_prompt,
+            person,
         })
     }
 

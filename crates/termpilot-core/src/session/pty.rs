@@ -333,13 +333,15 @@ fn writer_loop(
     jobs: std::sync::mpsc::Receiver<WriteJob>,
     replies: &mut ReplyContext,
 ) {
-    while let Ok(job) = jobs.recv() {
+    while let Ok(mut job) = jobs.recv() {
         if let Some(ends_at) = job.held
             && !replies.should_write(ends_at)
         {
             continue;
         }
         let result = writer.write_all(&job.bytes).and_then(|_| writer.flush());
+        // Typed input may be a secret (`session::secret`): nothing typed outlives its write.
+        zeroize::Zeroize::zeroize(&mut job.bytes);
         if let Some(done) = job.done {
             let _ = done.send(result);
         }

@@ -1,0 +1,200 @@
+//! Secret prompts, answered by a person instead of the agent (issue 35).
+//!
+//! A program waits at a secret prompt when the terminal is in line mode with echo off
+//! (`getpass`, `sudo`, `ssh`, `read -s`) and a process of the foreground group sleeps reading
+//! it: [`Session::secret_prompt`]. The prompt is the cursor's line.
+//!
+//! Who asks the person is the face's business (URL-mode elicitation and a one-time page):
+//! it implements [`AskPerson`]. The core's part is [`Session::ask_person`]: it hands the prompt
+//! over, gives up when the prompt goes away (the ask is dropped: its link dies with it) or the
+//! call is cancelled, and when a secret comes back it types it and Enter only if the same
+//! program still waits at the same prompt with echo off. The secret is held in a
+//! [`Zeroizing`] buffer, never logged, never given an echo mask (the terminal does not echo
+//! it), and the writer thread zeroes what it wrote.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+use zeroize::Zeroizing;
+
+use super::call::SessionCall;
+use super::waiter::{Look, Waited, Waiter};
+use crate::platform::{self, InputMode};
+use crate::progress::Progress;
+
+/// How often a pending ask looks whether the prompt is still there when nothing is printed
+/// (a program that gives up on its own timer prints first, usually).
+const STILL_THERE_EVERY: Duration = Duration::from_millis(200);
+
+/// How long the program is given to take a typed secret (its prompt goes away), and how
+/// often that is looked at.
+const TAKEN_WITHIN: Duration = Duration::from_secs(2);
+const TAKEN_EVERY: Duration = Duration::from_millis(10);
+
+/// The most secret prompts one call hands to a person (a wrong password asked again).
+pub const MAX_ASKS: usize = 3;
+
+/// A program waiting at a secret prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretPrompt {
+    /// The session it runs in.
+    pub session: String,
+    /// The foreground program's name (`sudo`, `python3`, `bash`).
+    pub program: String,
+    /// The line it asks on (`[sudo] password for ana:`).
+    pub prompt: String,
+    /// Its process group.
+    pub group: i32,
+}
+
+/// What the face brings back from the person.
+pub enum PersonReply {
+    /// The secret, and where to say whether it was typed (`Err`: a sentence why not).
+    Secret {
+        secret: Zeroizing<Vec<u8>>,
+        typed: oneshot::Sender<Result<(), String>>,
+    },
+    /// The person said no.
+    Declined,
+    /// The person dismissed the question.
+    Cancelled,
+    /// Nobody could be asked: why (no client support, the link expired, the request failed).
+    NotAsked(String),
+}
+
+/// What came of a secret prompt in a call, for its result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PersonOutcome {
+    /// A person typed the secret; the command went on.
+    Answered,
+    Declined,
+    Cancelled,
+    /// The prompt went away before anyone answered (nothing typed).
+    PromptGone,
+    /// Nobody was asked, and why.
+    NotAsked(String),
+}
+
+/// The face's way of asking a person for the answer to a secret prompt.
+pub trait AskPerson: Send + Sync {
+    fn ask<'a>(
+        &'a self,
+        prompt: &'a SecretPrompt,
+    ) -> Pin<Box<dyn Future<Output = PersonReply> + Send + 'a>>;
+}
+
+/// An [`AskPerson`] a request can carry (printable, cloneable).
+#[derive(Clone)]
+pub struct Asker(pub Arc<dyn AskPerson>);
+
+impl fmt::Debug for Asker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Asker")
+    }
+}
+
+impl SessionCall {
+    /// Hands `prompt` to `asker` and waits (until the prompt goes away, the call is
+    /// cancelled, or the person answers), then types the secret and Enter if the same
+    /// program still waits at the same prompt.
+    pub async fn ask_person(
+        &self,
+        asker: &Asker,
+        prompt: &SecretPrompt,
+        cancel: &CancellationToken,
+        progress: &dyn Progress,
+    ) -> PersonOutcome {
+        let gone = async {
+            // Progress goes on meanwhile (the prompt line every few seconds), so a client
+            // that resets its timeout on progress keeps waiting for the person.
+            let waited = Waiter::new(self)
+                .cancel(cancel)
+                .progress(progress)
+                .run(|now| match self.secret_prompt().as_ref() == Some(prompt) {
+                    true => Look::Until(now + STILL_THERE_EVERY),
+                    false => Look::Done(()),
+                })
+                .await;
+            matches!(waited, Waited::Done(()))
+        };
+        let reply = tokio::select! {
+            reply = asker.0.ask(prompt) => reply,
+            prompt_gone = gone => {
+                return match prompt_gone {
+                    true => PersonOutcome::PromptGone,
+                    false => PersonOutcome::Cancelled,
+                };
+            }
+        };
+        match reply {
+            PersonReply::Secret { secret, typed } => {
+                let result = self.type_secret(prompt, secret).await;
+                let answered = result.is_ok();
+                let _ = typed.send(result);
+                match answered {
+                    true => PersonOutcome::Answered,
+                    false => PersonOutcome::PromptGone,
+                }
+            }
+            PersonReply::Declined => PersonOutcome::Declined,
+            PersonReply::Cancelled => PersonOutcome::Cancelled,
+            PersonReply::NotAsked(why) => PersonOutcome::NotAsked(why),
+        }
+    }
+
+    /// Types `secret` and Enter, if the same program still waits at the same prompt with
+    /// echo off; else a sentence why nothing was typed.
+    async fn type_secret(
+        &self,
+        prompt: &SecretPrompt,
+        secret: Zeroizing<Vec<u8>>,
+    ) -> Result<(), String> {
+        if self.secret_prompt().as_ref() != Some(prompt) {
+            return Err(format!(
+                "{} no longer waits at \"{}\" with echo off; nothing was typed.",
+                prompt.program, prompt.prompt
+            ));
+        }
+        let mut bytes = Vec::with_capacity(secret.len() + 1);
+        bytes.extend_from_slice(&secret);
+        bytes.push(b'\r');
+        drop(secret);
+        // The writer thread zeroes the bytes once written; no echo mask: nothing is echoed.
+        let written_at = self
+            .write(bytes, None)
+            .await
+            .map_err(|e| format!("Typing into the terminal failed: {e}"))?;
+        // Until the program took it — nothing left unread, and it printed, or put echo back,
+        // or let go of the terminal — a look would see the same prompt still waiting.
+        let tty = platform::stdin_tty(self.pid);
+        let taken = || {
+            let read_all = tty
+                .as_deref()
+                .and_then(platform::unread_input)
+                .is_none_or(|n| n == 0);
+            read_all
+                && (self.position() > written_at
+                    || self.input_mode() != Some(InputMode::Lines { echo: false })
+                    || self.foreground_group() != Some(prompt.group))
+        };
+        let _ = Waiter::new(self)
+            .until(Instant::now() + TAKEN_WITHIN)
+            .run(|now| match taken() {
+                false => Look::Until(now + TAKEN_EVERY),
+                true => Look::Done(()),
+            })
+            .await;
+        Ok(())
+    }
+}
+
+/// A secret prompt's moment: when it was first seen, for the call's deadline (the time a
+/// person took is not the command's).
+pub fn extend(deadline: Instant, asked_at: Instant) -> Instant {
+    deadline + asked_at.elapsed()
+}
