@@ -4,8 +4,8 @@
 //! unreachable, and a respawn into one says it could not start.
 //!
 //! The image needs no registry: a Debian minbase root file system made with `debootstrap`
-//! from the Debian mirror and `podman import`ed once (cached as `tp-minbase:test`, its root
-//! under /var/tmp/tp-podman). Each test runs its own container (`runc`, with `--ulimit`s: crun
+//! from the Debian mirror and `podman import`ed once (`scripts/container-image`, cached as
+//! `tp-minbase:test`, its root under /var/tmp/tp-podman). Each test runs its own container (`runc`, with `--ulimit`s: crun
 //! cannot set rlimits on some hosts) under a unique name and removes it when it ends, passed
 //! or failed. docker:// and k8s:// go through the same code (an exec into the target), with
 //! no engine to test against here.
@@ -17,7 +17,6 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 const IMAGE: &str = "tp-minbase:test";
-const CACHE: &str = "/var/tmp/tp-podman";
 
 /// Runs a program to its end (bounded), returning success, stdout and stderr.
 fn run(program: &str, args: &[&str], limit: Duration) -> (bool, String, String) {
@@ -45,8 +44,8 @@ fn run(program: &str, args: &[&str], limit: Duration) -> (bool, String, String) 
     )
 }
 
-/// The image, built when missing (under a file lock: tests run in parallel processes).
-/// `None` (a visible skip; a failure in CI) when podman, runc or debootstrap are missing.
+/// The image, built when missing by `scripts/container-image` (which `.ci/run` runs before
+/// the tests). `None` (a visible skip; a failure in CI) when podman or runc is missing.
 fn image() -> Option<&'static str> {
     for program in ["podman", "runc"] {
         if !common::procs::has(program) {
@@ -62,48 +61,12 @@ fn image() -> Option<&'static str> {
     {
         return Some(IMAGE);
     }
-    std::fs::create_dir_all(CACHE).unwrap();
-    let lock = std::fs::File::create(format!("{CACHE}/lock")).unwrap();
-    // SAFETY: flock(2) on a descriptor this test owns; released when the file is closed.
-    assert_eq!(
-        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) },
-        0
-    );
-    if !run(
-        "podman",
-        &["image", "exists", IMAGE],
-        Duration::from_secs(60),
-    )
-    .0
-    {
-        let root = format!("{CACHE}/rootfs");
-        if !std::path::Path::new(&format!("{root}/bin/sh")).exists() {
-            if !common::procs::has("debootstrap") {
-                return None;
-            }
-            let _ = std::fs::remove_dir_all(&root);
-            let (ok, _, err) = run(
-                "debootstrap",
-                &[
-                    "--variant=minbase",
-                    "bookworm",
-                    &root,
-                    "http://deb.debian.org/debian",
-                ],
-                Duration::from_secs(900),
-            );
-            assert!(ok, "debootstrap failed: {err}");
-        }
-        let (ok, _, err) = run(
-            "sh",
-            &[
-                "-c",
-                &format!("tar -C {root} -c . | podman import - {IMAGE}"),
-            ],
-            Duration::from_secs(300),
-        );
-        assert!(ok, "podman import failed: {err}");
+    if !common::procs::has("debootstrap") {
+        return None;
     }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/container-image");
+    let (ok, _, err) = run(script, &[IMAGE], Duration::from_secs(900));
+    assert!(ok, "building the image failed: {err}");
     Some(IMAGE)
 }
 
@@ -354,23 +317,50 @@ async fn a_killed_server_leaves_nothing_running_in_the_container() {
 }
 
 #[tokio::test]
-async fn a_stopped_container_reads_as_unreachable_and_a_respawn_into_it_says_it_could_not_start() {
-    let Some(container) = Container::start("stopped") else {
+async fn terminal_start_gives_the_container_sessions_own_cwd() {
+    let Some(container) = Container::start("cwd") else {
         return;
     };
     let server = common::start().await;
-    let host = container.host();
-    let id = start_session(&server, &host, None).await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    container.stop();
+    let there = start_session(&server, &container.host(), Some("/tmp")).await;
+    assert_eq!(there["cwd"], "/tmp", "{there}");
+    let home = start_session(&server, &container.host(), None).await;
+    assert_eq!(
+        home["cwd"], "/",
+        "the exec's own directory (the image's): {home}"
+    );
+    server.stop().await;
+}
 
+#[tokio::test]
+async fn a_stopped_container_reads_as_unreachable() {
+    let Some(container) = Container::start("stopped") else {
+        return;
+    };
+    container.stop();
+    let server = common::start().await;
+    let host = container.host();
     let run = server
         .err("terminal_run", json!({"host": host, "cmd": "true"}))
         .await;
     assert!(run.contains("could not be reached"), "{run}");
     assert!(run.contains("podman ps"), "{run}");
+    let start = server.err("terminal_start", json!({"host": host})).await;
+    assert!(start.contains("could not be reached"), "{start}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_respawn_into_a_stopped_container_says_it_could_not_start() {
+    let Some(container) = Container::start("respawn") else {
+        return;
+    };
+    let server = common::start().await;
+    let id = start_session(&server, &container.host(), None).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    container.stop();
 
     // The session's shell died with the container: the next call starts it again, which
     // cannot work, and says so.
@@ -393,8 +383,5 @@ async fn a_stopped_container_reads_as_unreachable_and_a_respawn_into_it_says_it_
         .filter(|s| s["id"] == id.as_str() && s["alive"] == true)
         .collect();
     assert!(alive.is_empty(), "listed as alive: {listed}");
-
-    let start = server.err("terminal_start", json!({"host": host})).await;
-    assert!(start.contains("could not be reached"), "{start}");
     server.stop().await;
 }
