@@ -218,11 +218,7 @@ async fn terminal_stop_leaves_nothing_running_in_the_container_and_says_so_truly
         return;
     };
     let server = common::start().await;
-    let started = start_session(&server, &container.host(), Some("/tmp")).await;
-    assert_eq!(
-        started["cwd"], "/tmp",
-        "the session's cwd is the target's: {started}"
-    );
+    let started = start_session(&server, &container.host(), None).await;
     let id = started["sessionId"].as_str().unwrap().to_string();
     let out = common::exec(
         &server,
@@ -333,6 +329,23 @@ async fn terminal_start_gives_the_container_sessions_own_cwd() {
 }
 
 #[tokio::test]
+async fn a_server_that_exits_leaves_nothing_running_in_the_container() {
+    let Some(container) = Container::start("exit") else {
+        return;
+    };
+    let server = common::start().await;
+    let id = start_session(&server, &container.host(), None).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    common::exec(&server, &id, "setsid sleep 1099 >/dev/null 2>&1 &").await;
+    container.wait_for("sleep 1099").await;
+    // The client goes (stdin closes); the server ends its sessions on the way out.
+    server.stop().await;
+    container.wait_empty(Duration::from_secs(30)).await;
+}
+
+#[tokio::test]
 async fn a_stopped_container_reads_as_unreachable() {
     let Some(container) = Container::start("stopped") else {
         return;
@@ -361,6 +374,24 @@ async fn a_respawn_into_a_stopped_container_says_it_could_not_start() {
         .unwrap()
         .to_string();
     container.stop();
+    // The transport ends a moment after the container: the session is then listed as ended.
+    let deadline = tokio::time::Instant::now() + common::TEST_TIMEOUT;
+    loop {
+        let listed = server.ok("terminal_list", json!({})).await;
+        if listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["id"] != id.as_str() || s["alive"] == false)
+        {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the session never ended: {listed}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 
     // The session's shell died with the container: the next call starts it again, which
     // cannot work, and says so.

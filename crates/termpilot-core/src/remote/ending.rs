@@ -73,7 +73,7 @@ fn sweep(value: &str, prefix: bool, done: &str, report: &str) -> String {
 marked() {{
   for d in /proc/[0-9]*; do
     [ "${{d#/proc/}}" = "$$" ] && continue
-    tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -q "$p" && printf '%s\n' "${{d#/proc/}}"
+    tr '\0' '\n' 2>/dev/null <"$d/environ" | grep -q "$p" && printf '%s\n' "${{d#/proc/}}"
   done
 }}
 n=0
@@ -82,7 +82,7 @@ while :; do
   [ -z "$pids" ] && {done}
   n=$((n+1))
   if [ "$n" -gt 40 ]; then
-    for q in $pids; do c=$(tr '\0' ' ' <"/proc/$q/cmdline" 2>/dev/null); {report}; done
+    for q in $pids; do c=$(tr '\0' ' ' 2>/dev/null <"/proc/$q/cmdline"); {report}; done
     {done}
   fi
   kill -9 $pids 2>/dev/null
