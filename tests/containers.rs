@@ -75,6 +75,19 @@ struct Container {
     name: String,
 }
 
+/// Removes the container of this name when dropped.
+struct Removal(String);
+
+impl Drop for Removal {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("podman")
+            .args(["rm", "-f", "-t", "0", &self.0])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
 impl Container {
     fn start(tag: &str) -> Option<Container> {
         let image = image()?;
@@ -196,11 +209,7 @@ done"#;
 
 impl Drop for Container {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("podman")
-            .args(["rm", "-f", "-t", "0", &self.name])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
+        drop(Removal(self.name.clone()));
     }
 }
 
@@ -414,5 +423,35 @@ async fn a_respawn_into_a_stopped_container_says_it_could_not_start() {
         .filter(|s| s["id"] == id.as_str() && s["alive"] == true)
         .collect();
     assert!(alive.is_empty(), "listed as alive: {listed}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_hard_reset_that_cannot_reach_the_container_again_says_so() {
+    let Some(container) = Container::start("reset") else {
+        return;
+    };
+    let server = common::start().await;
+    let id = start_session(&server, &container.host(), None).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The live session keeps its exec; a new exec by the old name finds nothing.
+    let renamed = format!("{}-renamed", container.name);
+    let _removal = Removal(renamed.clone());
+    let (ok, _, err) = run(
+        "podman",
+        &["rename", &container.name, &renamed],
+        Duration::from_secs(60),
+    );
+    assert!(ok, "podman rename failed: {err}");
+    let reset = server
+        .err(
+            "terminal_reset",
+            json!({"sessionId": id, "hardReset": true}),
+        )
+        .await;
+    assert!(reset.contains("could not be reached"), "{reset}");
+    assert!(!reset.contains("a fresh shell runs"), "{reset}");
     server.stop().await;
 }

@@ -474,6 +474,8 @@ async fn reset(ctx: ToolCtx, p: ResetParams) -> Result<ResetResult, ToolError> {
     if p.hard_reset {
         let fresh = ctx.core.sessions.restart(&session).await?;
         fresh.wait_ready(&ctx.cancel).await;
+        // A remote shell that could not connect again is an error, not a fresh shell.
+        crate::mcp::remote::session::check_started(&ctx, &fresh).await?;
         let screen = fresh.skip_to_end();
         return Ok(ResetResult {
             success: true,
