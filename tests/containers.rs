@@ -3,6 +3,11 @@
 //! finished `terminal_run`, or a server killed with SIGKILL; a stopped container reads as
 //! unreachable, and a respawn into one says it could not start.
 //!
+//! On this machine the server (root, host pid namespace) also sees the container's processes
+//! in its own `/proc`, so its local marker sweep reaches them too; the sweep through the
+//! transport, which is what reaches a remote engine, a pod or a VM, is tested on its own
+//! against the real container (`the_sweep_through_the_transport_…`).
+//!
 //! The image needs no registry: a Debian minbase root file system made with `debootstrap`
 //! from the Debian mirror and `podman import`ed once (`scripts/container-image`, cached as
 //! `tp-minbase:test`, its root under /var/tmp/tp-podman). Each test runs its own container (`runc`, with `--ulimit`s: crun
@@ -454,4 +459,82 @@ async fn a_hard_reset_that_cannot_reach_the_container_again_says_so() {
     assert!(reset.contains("could not be reached"), "{reset}");
     assert!(!reset.contains("a fresh shell runs"), "{reset}");
     server.stop().await;
+}
+
+#[tokio::test]
+async fn a_stop_that_cannot_reach_into_a_paused_container_does_not_claim_its_processes_are_gone() {
+    let Some(container) = Container::start("paused") else {
+        return;
+    };
+    let server = common::start().await;
+    let id = start_session(&server, &container.host(), None).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (ok, _, err) = run(
+        "podman",
+        &["pause", &container.name],
+        Duration::from_secs(60),
+    );
+    assert!(ok, "podman pause failed: {err}");
+    let stopped = server.ok("terminal_stop", json!({"sessionId": id})).await;
+    let message = stopped["message"].as_str().unwrap();
+    assert!(
+        message.contains("could not be ended")
+            && message.contains(&format!("`{}`", container.host()))
+            && message.contains("paused"),
+        "{message}"
+    );
+    server.stop().await;
+}
+
+/// Starts `sleep SECONDS` detached inside the container, carrying the marker `value`.
+fn marked_sleep(container: &Container, value: &str, seconds: &str) {
+    let (ok, _, err) = run(
+        "podman",
+        &[
+            "exec",
+            "-d",
+            &container.name,
+            "env",
+            &format!("TERMPILOT_RUN_ID={value}"),
+            "setsid",
+            "sleep",
+            seconds,
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(ok, "podman exec -d failed: {err}");
+}
+
+#[tokio::test]
+async fn the_sweep_through_the_transport_ends_marked_processes_and_only_those() {
+    use termpilot_core::remote::{RemoteOptions, Target, ending};
+    let Some(container) = Container::start("sweep") else {
+        return;
+    };
+    let target = Target::parse(&container.host()).unwrap();
+    let options = RemoteOptions::default();
+    // Values from another process id than this one's: nothing here carries them.
+    marked_sleep(&container, "1.s7", "1101");
+    marked_sleep(&container, "1.s70", "1102");
+    marked_sleep(&container, "2.s7", "1103");
+    container.wait_for("sleep 1101").await;
+    container.wait_for("sleep 1102").await;
+    container.wait_for("sleep 1103").await;
+
+    // A session's exact value: its process only.
+    let survivors = ending::end(&target, &options, "1.s7").await;
+    assert!(survivors.is_empty(), "{survivors:?}");
+    let left = container.others();
+    assert!(!left.iter().any(|l| l.contains("sleep 1101")), "{left:?}");
+    assert!(left.iter().any(|l| l.contains("sleep 1102")), "{left:?}");
+
+    // The undertaker's sweep: every value of one server (a prefix), nothing of another.
+    let argv = ending::sweep_argv(&target, &options, "1.", true);
+    let (code, out, err) = ending::run_bounded(&argv, Duration::from_secs(60)).unwrap();
+    assert_eq!(code, Some(0), "{out}{err}");
+    let left = container.others();
+    assert!(!left.iter().any(|l| l.contains("sleep 1102")), "{left:?}");
+    assert!(left.iter().any(|l| l.contains("sleep 1103")), "{left:?}");
 }

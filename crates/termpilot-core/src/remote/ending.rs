@@ -12,7 +12,8 @@
 //! target (Debian, Alpine/busybox and most images have them) and its `/proc`.
 //!
 //! A target that cannot be reached any more (a stopped container, a deleted pod) runs
-//! nothing, so that counts as ended. Any other failure of the sweep is returned as a
+//! nothing, so that counts as ended; a paused container (which refuses an exec too) does
+//! not. Any other failure of the sweep is returned as a
 //! survivor that says what could not be checked, so no reply claims the processes are gone
 //! when that is not known. SSH targets are not swept here: sshd hangs up a session's
 //! processes when its connection ends.
@@ -144,6 +145,14 @@ pub fn end_blocking(target: &Target, options: &RemoteOptions, value: &str) -> Ve
             if code != Some(0)
                 && let Some(why) = failure::classify(target, code, &stderr)
             {
+                // A paused container refuses an exec as a stopped one does, yet its
+                // processes are all still there.
+                if paused(target) {
+                    return vec![unchecked(
+                        target,
+                        "the container is paused, so nothing in it could be ended",
+                    )];
+                }
                 // A stopped container or a deleted pod runs nothing any more.
                 tracing::debug!(%target, ?why, "sweep: the target is gone");
                 return Vec::new();
@@ -163,6 +172,22 @@ pub fn end_blocking(target: &Target, options: &RemoteOptions, value: &str) -> Ve
         }
         Err(why) => vec![unchecked(target, &why)],
     }
+}
+
+/// Whether `target` is a container its engine reports as paused.
+fn paused(target: &Target) -> bool {
+    let Target::Container { engine, name } = target else {
+        return false;
+    };
+    let argv = [
+        engine.program().to_string(),
+        "inspect".into(),
+        "--format".into(),
+        "{{.State.Status}}".into(),
+        name.clone(),
+    ];
+    run_bounded(&argv, Duration::from_secs(10))
+        .is_ok_and(|(code, out, _)| code == Some(0) && out.trim() == "paused")
 }
 
 /// [`end_blocking`] off the async workers.
