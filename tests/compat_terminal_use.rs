@@ -585,3 +585,37 @@ async fn an_exit_during_a_press_or_a_batch_is_reported() {
     );
     server.stop().await;
 }
+
+/// Issue 36: the shell-exit notice's "last screen" is taken after the last byte the shell
+/// printed, even when a flood of output right before the exit keeps the reader behind.
+#[tokio::test]
+async fn the_shell_exit_notice_shows_the_screen_after_the_last_byte() {
+    let server = start_preset("terminal-use", &[]).await;
+    for round in 0..3 {
+        prose(&server, "terminal_create", json!({"cols": 80, "rows": 10})).await;
+        let id = round + 1;
+        let t = prose(
+            &server,
+            "terminal_type",
+            json!({"sessionId": id, "maxWaitMs": 10000, "text": format!(
+                "head -c 300000 /dev/zero | tr '\\0' y; echo; echo last-$((40+{round})); exit\n"
+            )}),
+        )
+        .await;
+        assert!(
+            t.contains("The shell exited during this call"),
+            "[round {round}] {}",
+            &t[t.len().saturating_sub(600)..]
+        );
+        let screen = t
+            .split_once("Last screen before the shell exited:")
+            .map(|(_, s)| s)
+            .unwrap_or("");
+        assert!(
+            screen.contains(&format!("last-{}", 40 + round)),
+            "[round {round}] the last line is missing: {}",
+            &t[t.len().saturating_sub(600)..]
+        );
+    }
+    server.stop().await;
+}

@@ -307,6 +307,18 @@ fn stand_ins() -> tempfile::TempDir {
     dir
 }
 
+/// The last word of a container or pod run's argv: `script` run by an inner `sh -c` that
+/// carries the run's marker, with the sweep of what it left after it (`remote::ending`).
+fn assert_marked_run(argv: &[String], script: &str) {
+    let outer = argv.last().unwrap();
+    let quoted = format!("'{}'", script.replace('\'', r"'\''"));
+    assert!(
+        outer.starts_with("TERMPILOT_RUN_ID=") && outer.contains(&format!(" sh -c {quoted}\n")),
+        "{outer}"
+    );
+    assert!(outer.ends_with("exit $__tp_rc"), "{outer}");
+}
+
 fn logged_argv(dir: &tempfile::TempDir, name: &str) -> Vec<String> {
     let raw = std::fs::read(dir.path().join(format!("{name}.argv"))).unwrap();
     raw.split(|b| *b == 0)
@@ -340,21 +352,16 @@ async fn pods_and_containers_get_the_exec_command_lines_they_expect() {
     assert_eq!(r["stderr"]["raw"], "err\n");
     assert_eq!(r["host"], "k8s://prod/api-0/app");
     assert_eq!(r["via"], "terminal");
+    let argv = logged_argv(&bin, "kubectl");
     assert_eq!(
-        logged_argv(&bin, "kubectl"),
+        argv[..argv.len() - 1],
         [
-            "exec",
-            "-i",
-            "-n",
-            "prod",
-            "api-0",
-            "-c",
-            "app",
-            "--",
-            "sh",
-            "-c",
-            "cd -- /tmp || exit 1\nexec sh -c 'echo out; echo err >&2; exit 5'"
+            "exec", "-i", "-n", "prod", "api-0", "-c", "app", "--", "sh", "-c",
         ]
+    );
+    assert_marked_run(
+        &logged_argv(&bin, "kubectl"),
+        "cd -- /tmp || exit 1\nexec sh -c 'echo out; echo err >&2; exit 5'",
     );
     let r = server
         .ok(
@@ -387,17 +394,9 @@ async fn pods_and_containers_get_the_exec_command_lines_they_expect() {
             )
             .await;
         assert_eq!(r["stdout"]["raw"], "in box\n", "{r}");
-        assert_eq!(
-            logged_argv(&bin, engine),
-            [
-                "exec",
-                "-i",
-                "web-1",
-                "sh",
-                "-c",
-                "export 'X=in box'\necho $X"
-            ]
-        );
+        let argv = logged_argv(&bin, engine);
+        assert_eq!(argv[..argv.len() - 1], ["exec", "-i", "web-1", "sh", "-c"]);
+        assert_marked_run(&argv, "export 'X=in box'\necho $X");
         let e = server
             .err(
                 "terminal_run",

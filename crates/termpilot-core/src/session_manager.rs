@@ -355,12 +355,15 @@ impl SessionManager {
             }) {
             Some(session) => session,
             None => {
-                let (this, id) = (self.clone(), id.to_string());
-                tokio::task::spawn_blocking(move || this.get(&id))
+                let (this, asked) = (self.clone(), id.to_string());
+                match tokio::task::spawn_blocking(move || this.get(&asked))
                     .await
                     .map_err(|e| {
                         Error::Other(format!("The session could not be started again ({e})."))
-                    })??
+                    })? {
+                    Err(Error::Respawned(said)) => return Err(self.respawned(id, said).await),
+                    other => other?,
+                }
             }
         };
         session.turn(cancel).await.ok_or_else(|| {
@@ -368,6 +371,48 @@ impl SessionManager {
                 "The call was cancelled while another call on this session was running.".into(),
             )
         })
+    }
+
+    /// What to tell a call whose session was started afresh ([`SessionManager::respawn`]'s
+    /// `said`): a remote shell is given its time to connect first, and if it ended at once
+    /// (a stopped container, a host gone) the call is told it could not start, the id stays
+    /// reserved and nothing claims a fresh shell runs.
+    async fn respawned(&self, id: &str, said: String) -> Error {
+        let Some(fresh) = self.peek(id).filter(|s| s.shape.remote.is_some()) else {
+            return Error::Respawned(said);
+        };
+        let never = CancellationToken::new();
+        // The fresh shell's first turn (nobody else has it yet), for its connect wait.
+        let Some(call) = fresh.turn(&never).await else {
+            return Error::Respawned(said);
+        };
+        call.wait_connected(&never).await;
+        if !fresh.ending() {
+            return Error::Respawned(said);
+        }
+        call.wait_output_end(Duration::from_secs(2)).await;
+        drop(call);
+        let why = crate::remote::ending::start_failed(
+            &fresh.shape,
+            fresh.exit(),
+            &fresh.last_screen_text(),
+        );
+        {
+            let mut inner = self.inner();
+            inner.live.retain(|s| !Arc::ptr_eq(s, &fresh));
+            reserve(
+                &mut inner,
+                &fresh,
+                format!("it could not be started again: {why}"),
+                fresh.last_screen_text(),
+            );
+        }
+        kill_off_workers(fresh.clone()).await;
+        self.changed();
+        Error::Other(format!(
+            "Session {} had ended and could not be started again: {why} Its id stays reserved: send the call again once the target runs, or stop the session.",
+            fresh.id
+        ))
     }
 
     /// The live session with this id or name. A reserved id is started afresh, and the

@@ -224,6 +224,11 @@ pub async fn run_input(ctx: ToolCtx, given: JsonObject, input: Input) -> Result<
         .wait(&Until::Quiet(idle), position, max, &ctx.cancel, &NoProgress)
         .await;
     await_exit_record(&call).await;
+    // The last screen comes after the last byte: the exit can be reaped before the reader
+    // has the program's last output (a child holding the terminal open bounds the wait).
+    if call.session().exit_now().is_some() {
+        call.wait_output_end(OUTPUT_END_GRACE).await;
+    }
     let settled = Settled {
         elapsed_ms: started.elapsed().as_millis(),
         bytes: call.session().position().saturating_sub(position),
@@ -235,6 +240,9 @@ pub async fn run_input(ctx: ToolCtx, given: JsonObject, input: Input) -> Result<
     text.push_str(&ending(&call));
     Ok(Reply::prose(text))
 }
+
+/// How long an exited program's output may take to reach its end before the screen is taken.
+const OUTPUT_END_GRACE: Duration = Duration::from_millis(500);
 
 /// Once the program's output has ended, waits (at most a second, on the session's events)
 /// for its exit to be recorded, so that a shell that ended during the call is reported as

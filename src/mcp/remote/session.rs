@@ -7,7 +7,6 @@
 
 use std::time::Duration;
 
-use termpilot_core::remote::failure;
 use termpilot_core::remote::shell::RemoteShell;
 use termpilot_core::session::SessionCall;
 
@@ -52,33 +51,17 @@ pub fn remote_shell(
 /// After the first prompt (or the transport's end): a link that failed is an error, and the
 /// session is removed; a live one is returned as it is.
 pub async fn check_started(ctx: &ToolCtx, session: &SessionCall) -> Result<(), ToolError> {
-    let Some(remote) = &session.shape().remote else {
-        return Ok(());
-    };
-    if !session.ending() {
+    if session.shape().remote.is_none() || !session.ending() {
         return Ok(());
     }
     // Both the exit and the end of output: ssh's last words (why it failed) are read by
     // the reader, which can trail the reaping of the process on a loaded machine.
     session.wait_output_end(EXIT_GRACE).await;
-    let code = session.exit().and_then(|e| e.code);
     let output = session
         .output_since(0, 50, false, crate::mcp::wire::read_more::read_more)
         .output;
     let _ = ctx.core.sessions.stop(session.id()).await;
-    let target = &remote.target;
-    if let Some(failure) = failure::classify(target, code, &output) {
-        return Err(ToolError::new(failure.sentence(target)));
-    }
-    let last = output.trim();
-    Err(ToolError::new(format!(
-        "The session on `{target}` ended at once (exit code {}){}; check that {} runs there, or pass shell \"sh\".",
-        code.map_or("unknown".to_string(), |c| c.to_string()),
-        if last.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", last.lines().last().unwrap_or(last))
-        },
-        session.shape().shell.kind.name()
-    )))
+    Err(ToolError::new(
+        termpilot_core::remote::ending::start_failed(session.shape(), session.exit(), &output),
+    ))
 }

@@ -160,7 +160,14 @@ async fn start(ctx: ToolCtx, p: StartParams) -> Result<StartResult, ToolError> {
         name: session.shape().name.clone(),
         shell: session.shape().shell.program.display().to_string(),
         shell_type: session.shape().shell.kind.name().to_string(),
-        cwd: session.shape().cwd.display().to_string(),
+        // A remote session's cwd is the target's (as its shell reported it), not this one's.
+        cwd: match &session.shape().remote {
+            Some(remote) => session
+                .reported_cwd()
+                .or_else(|| remote.cwd.clone())
+                .unwrap_or_else(|| "~".into()),
+            None => session.shape().cwd.display().to_string(),
+        },
         pid: session.pid(),
         // A full-screen program's output is cursor moves and padding: its screen stands in.
         banner: match waiting.screen {
@@ -467,6 +474,8 @@ async fn reset(ctx: ToolCtx, p: ResetParams) -> Result<ResetResult, ToolError> {
     if p.hard_reset {
         let fresh = ctx.core.sessions.restart(&session).await?;
         fresh.wait_ready(&ctx.cancel).await;
+        // A remote shell that could not connect again is an error, not a fresh shell.
+        crate::mcp::remote::session::check_started(&ctx, &fresh).await?;
         let screen = fresh.skip_to_end();
         return Ok(ResetResult {
             success: true,

@@ -12,7 +12,8 @@
 //! What it cannot catch: a process that cleared or replaced its environment (`env -i`,
 //! `sudo`'s reset, a program started by a service manager) or overwrote the memory its
 //! environment is read from (`setproctitle`); a process of another user the server may not
-//! read or signal; anything on another machine or in a container. Linux only: elsewhere
+//! read or signal; anything on another machine (what runs in a container or a pod is
+//! ended through its transport: [`crate::remote::ending`]). Linux only: elsewhere
 //! nothing is found.
 
 use std::time::{Duration, Instant};
@@ -33,11 +34,15 @@ pub struct Survivor {
     pub command: String,
 }
 
-/// `pid 123 (sleep 1000), pid 124 (…)`: survivors as a reply names them.
+/// `pid 123 (sleep 1000), pid 124 (…)`: survivors as a reply names them (pid 0 stands for
+/// what could not be checked, and its `command` says so).
 pub fn describe(survivors: &[Survivor]) -> String {
     survivors
         .iter()
-        .map(|s| format!("pid {} ({})", s.pid, s.command))
+        .map(|s| match s.pid {
+            0 => s.command.clone(),
+            pid => format!("pid {pid} ({})", s.command),
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }

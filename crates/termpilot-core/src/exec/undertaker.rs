@@ -12,8 +12,52 @@
 //! carrying one of the server's markers ([`super::marker`]: `TERMPILOT_RUN_ID=<server pid>.…`)
 //! and exits. Detached jobs carry none and survive, as they should.
 //!
+//! What the server started inside a container or a pod is not on this machine's `/proc`:
+//! for each such target the server writes the command line of a sweep there
+//! ([`crate::remote::ending`]) into the pipe ([`remember`]), and the undertaker runs those
+//! too, each bounded, after its own sweep.
+//!
 //! Linux only. If the process is not single-threaded by then, or the fork fails, the server
 //! runs without it (logged).
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The write end of the pipe the undertaker reads (-1: no undertaker).
+static PIPE: AtomicI32 = AtomicI32::new(-1);
+/// The command lines told already (each once).
+static TOLD: Mutex<Vec<Vec<String>>> = Mutex::new(Vec::new());
+/// Separates the words of a command line in the pipe; a line feed ends it.
+const WORD: char = '\x1f';
+
+/// Tells the undertaker to run `argv` (a sweep inside a target) once the server is gone.
+pub fn remember(argv: &[String]) {
+    let fd = PIPE.load(Ordering::SeqCst);
+    if fd < 0 || argv.iter().any(|w| w.contains(['\n', WORD])) {
+        return;
+    }
+    let mut told = TOLD.lock().unwrap_or_else(|e| e.into_inner());
+    if told.iter().any(|a| a == argv) {
+        return;
+    }
+    let mut line = argv.join(&WORD.to_string());
+    line.push('\n');
+    let mut bytes = line.as_bytes();
+    while !bytes.is_empty() {
+        // SAFETY: writing our own buffer to the pipe's write end, which lives as long as the
+        // process.
+        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            tracing::warn!("the undertaker could not be told of a target to sweep");
+            return;
+        }
+        bytes = &bytes[n as usize..];
+    }
+    told.push(argv.to_vec());
+}
 
 /// Forks the undertaker. Call once, before any thread is started.
 pub fn start() {
@@ -55,12 +99,32 @@ fn fork_it() -> Result<(), String> {
             // The write end stays open for the server's life; the read end is the child's.
             // SAFETY: closing our copy of the read end.
             unsafe { libc::close(fds[0]) };
+            PIPE.store(fds[1], Ordering::SeqCst);
             Ok(())
         }
     }
 }
 
 /// The undertaker's life: wait for the server to go, end what it started, exit.
+#[cfg(target_os = "linux")]
+fn sweep_targets(told: &[u8]) {
+    let text = String::from_utf8_lossy(told);
+    let sweeps: Vec<std::thread::JoinHandle<()>> = text
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| l.split(WORD).map(String::from).collect::<Vec<String>>())
+        .map(|argv| {
+            std::thread::spawn(move || {
+                let _ =
+                    crate::remote::ending::run_bounded(&argv, crate::remote::ending::SWEEP_LIMIT);
+            })
+        })
+        .collect();
+    for sweep in sweeps {
+        let _ = sweep.join();
+    }
+}
+
 #[cfg(target_os = "linux")]
 fn watch(pipe: i32, server: u32) -> ! {
     // SAFETY: plain system calls on this process's own descriptors and signal dispositions.
@@ -79,15 +143,22 @@ fn watch(pipe: i32, server: u32) -> ! {
         }
         let name = c"termpilot-undertaker";
         libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0);
-        let mut byte = 0u8;
-        loop {
-            let n = libc::read(3, (&raw mut byte).cast(), 1);
-            if n == 0 || (n < 0 && *libc::__errno_location() != libc::EINTR) {
-                break;
-            }
+    }
+    let mut told = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        // SAFETY: reading into our own buffer from our own descriptor.
+        let n = unsafe { libc::read(3, buffer.as_mut_ptr().cast(), buffer.len()) };
+        if n > 0 {
+            told.extend_from_slice(&buffer[..n as usize]);
+        } else if n == 0
+            || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+        {
+            break;
         }
     }
     super::marker::end_blocking(&format!("{server}."), true);
+    sweep_targets(&told);
     // SAFETY: ending this process without running the server's exit handlers.
     unsafe { libc::_exit(0) }
 }

@@ -112,10 +112,13 @@ fn classify_engine(exit_code: Option<i32>, stderr: &str) -> Option<LinkFailure> 
     if exit_code == Some(0) {
         return None;
     }
-    const MARKS: [&str; 5] = [
+    const MARKS: [&str; 7] = [
         "No such container",
         "no such container",
         "is not running",
+        // podman, for a stopped (or paused) container.
+        "can only create exec sessions on running containers",
+        "container state improper",
         "Cannot connect to the Docker daemon",
         "Error response from daemon",
     ];
@@ -129,7 +132,8 @@ fn classify_kubectl(exit_code: Option<i32>, stderr: &str) -> Option<LinkFailure>
     if exit_code == Some(0) {
         return None;
     }
-    const MARKS: [&str; 4] = [
+    const MARKS: [&str; 5] = [
+        "cannot exec into a container in a completed pod",
         "Error from server",
         "The connection to the server",
         "unable to upgrade connection",
@@ -207,6 +211,11 @@ mod tests {
             Some(LinkFailure::Unreachable(_))
         ));
         assert_eq!(classify(&d, Some(1), "grep: nothing\n"), None);
+        let stopped = "Error: can only create exec sessions on running containers: container state improper\n";
+        assert!(matches!(
+            classify(&Target::parse("podman://x").unwrap(), Some(255), stopped),
+            Some(LinkFailure::Unreachable(_))
+        ));
         let k = Target::parse("k8s://p").unwrap();
         assert!(matches!(
             classify(

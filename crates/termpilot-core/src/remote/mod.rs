@@ -6,9 +6,10 @@
 //! [`transport`] builds the argv (SSH always strict about host keys, never prompting),
 //! [`script`] the POSIX text run on the target, [`shell`] a plain-terminal session's
 //! transport command line (hooks delivered in band), [`failure`] tells a broken link from a
-//! failing command, and [`fleet`] runs one command on many targets. One-shot runs go
+//! failing command, [`ending`] ends what was started inside a container or pod, and [`fleet`] runs one command on many targets. One-shot runs go
 //! through the one runner, [`crate::exec::run`], like every other process.
 
+pub mod ending;
 pub mod failure;
 pub mod fleet;
 pub mod script;
@@ -45,27 +46,56 @@ pub struct OneShot {
 }
 
 /// Runs `job` on `target` without a terminal: exit code, stdout and stderr kept apart.
+///
+/// In a container or a pod the command runs carrying a marker of its own, and nothing it
+/// started is left running there when the call returns ([`ending`]): what it left in the
+/// background is swept in the same exec when it ends by itself, and by a second exec when it
+/// timed out or was cancelled (killing the local client ends nothing in the target). What
+/// could not be ended is named in the outcome's `survivors`.
 pub async fn run(
     target: &Target,
     options: &RemoteOptions,
     job: &OneShot,
     cancel: &CancellationToken,
 ) -> Result<Ran> {
-    let remote = job.command.argv()?;
+    let mut remote = job.command.argv()?;
+    let inside = ending::reaches_inside(target);
+    let value = crate::exec::marker::for_run();
+    if inside {
+        ending::remember_for_undertaker(target, options);
+        remote = ending::marked_run(&remote[2], &value);
+    }
     let mut argv = transport::argv(target, options, Tty::No, &remote);
     let program = argv.remove(0);
     let mut spec = Spec::direct(program.clone(), argv);
     spec.stdin = job.stdin.clone();
     spec.timeout = job.timeout;
     spec.cap = job.cap;
-    let out = match crate::exec::run(spec, cancel).await {
+    let ran = crate::exec::run(spec, cancel).await;
+    let left = match &ran {
+        Ok(out) => out.timed_out || out.stderr.text().contains(&ending::left_behind_tag(&value)),
+        Err(_) => true,
+    };
+    let survivors = if inside && left {
+        ending::end(target, options, &value).await
+    } else {
+        Vec::new()
+    };
+    let mut out = match ran {
         Err(Error::InvalidInput(m)) if m.contains("was not found") => {
             return Err(Error::InvalidInput(format!(
                 "`{target}` is reached through `{program}`, which is not installed here; install it or put it on PATH."
             )));
         }
+        Err(Error::Other(m)) if !survivors.is_empty() => {
+            return Err(Error::Other(format!(
+                "{m} Inside `{target}` these could not be ended and still run: {}.",
+                crate::exec::marker::describe(&survivors)
+            )));
+        }
         other => other?,
     };
+    out.survivors.extend(survivors);
     if !out.timed_out
         && let Some(failure) = failure::classify(target, out.exit_code, &out.stderr.text())
     {

@@ -65,9 +65,12 @@ impl RemoteShell {
         Ok(())
     }
 
-    pub fn launch(&self) -> RemoteLaunch {
+    /// The shell on the target carries the session's marker `mark`, so what it starts there
+    /// is found and ended with it ([`super::ending`]).
+    pub fn launch(&self, mark: &str) -> RemoteLaunch {
+        super::ending::remember_for_undertaker(&self.target, &self.options);
         let nonce = new_nonce();
-        let script = self.script(&nonce);
+        let script = self.script(&nonce, mark);
         let argv = transport::argv(
             &self.target,
             &self.options,
@@ -77,8 +80,19 @@ impl RemoteShell {
         RemoteLaunch { argv, nonce }
     }
 
+    /// Ends what carries the session's marker `mark` on the target (see [`super::ending`]):
+    /// what could not be ended, or checked.
+    pub async fn end(&self, mark: &str) -> Vec<crate::exec::marker::Survivor> {
+        super::ending::end(&self.target, &self.options, mark).await
+    }
+
+    /// [`RemoteShell::end`], blocking.
+    pub fn end_blocking(&self, mark: &str) -> Vec<crate::exec::marker::Survivor> {
+        super::ending::end_blocking(&self.target, &self.options, mark)
+    }
+
     /// The `sh` program run on the target: hooks to a private folder, then the shell.
-    fn script(&self, nonce: &str) -> String {
+    fn script(&self, nonce: &str, mark: &str) -> String {
         let cleanup = "rm -rf -- \"$__TP_DIR\"; unset __TP_DIR\n";
         let (hook, start) = match self.kind {
             ShellKind::Sh => (SH, "ENV=\"$d/rc\" exec sh -i"),
@@ -102,8 +116,10 @@ impl RemoteShell {
             }
         }
         lines.push(format!(
-            "export __TP_DIR=\"$d\" __TP_NONCE={}",
-            quote(nonce)
+            "export __TP_DIR=\"$d\" __TP_NONCE={} {}={}",
+            quote(nonce),
+            crate::exec::marker::MARKER,
+            quote(mark)
         ));
         lines.push(format!("umask 022; {start}"));
         lines.join("\n")
@@ -123,7 +139,7 @@ mod tests {
             cwd: Some("/srv".into()),
             env: vec![("PS1".into(), "$ ".into())],
         };
-        let launch = shell.launch();
+        let launch = shell.launch("7.s1");
         assert_eq!(&launch.argv[..5], ["docker", "exec", "-it", "web", "sh"]);
         let script = &launch.argv[6];
         assert!(
@@ -135,13 +151,14 @@ mod tests {
             "the hook itself travels: {script}"
         );
         assert!(script.contains("cd -- /srv || exit 1"));
+        assert!(script.contains("TERMPILOT_RUN_ID=7.s1"), "{script}");
         assert!(script.contains("export '__TP_PS1=$ '"), "{script}");
         assert!(
             script.ends_with("exec bash --rcfile \"$d/rc\" -i"),
             "{script}"
         );
         assert_ne!(
-            shell.launch().nonce,
+            shell.launch("7.s1").nonce,
             launch.nonce,
             "a fresh nonce per start"
         );

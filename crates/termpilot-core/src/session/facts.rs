@@ -65,11 +65,19 @@ impl Session {
             foreground: foreground.and_then(platform::process_name),
             cwd: reported_cwd
                 .map(PathBuf::from)
-                .or_else(|| platform::process_cwd(self.pid))
+                .or_else(|| match &self.shape.remote {
+                    Some(remote) => Some(remote.cwd.clone().unwrap_or_else(|| "~".into()).into()),
+                    None => platform::process_cwd(self.pid),
+                })
                 .unwrap_or_else(|| self.shape.cwd.clone()),
             idle: used.max(last_output).elapsed(),
             size,
         }
+    }
+
+    /// The working directory the shell last reported, if it did.
+    pub fn reported_cwd(&self) -> Option<String> {
+        self.state().command.reported_cwd().map(str::to_string)
     }
 
     /// The shell's working directory: as the shell last reported it, else as the OS says.

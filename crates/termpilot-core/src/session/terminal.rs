@@ -118,9 +118,11 @@ impl Session {
         let mut integration_remove = Vec::new();
         let mut hooked = false;
         let mut scanner = Scanner::default();
+        let mark = crate::exec::marker::for_session();
         if let Some(remote) = &shape.remote {
-            // A remote shell: the transport runs here, the hooks travel in its command line.
-            let launch = remote.launch();
+            // A remote shell: the transport runs here, the hooks (and the marker) travel in
+            // its command line.
+            let launch = remote.launch(&mark);
             cmd = portable_pty::CommandBuilder::from_argv(
                 launch.argv.iter().map(Into::into).collect(),
             );
@@ -162,7 +164,6 @@ impl Session {
             cmd.env_remove(k);
         }
         // Last: the marker is the server's, whatever the session's env said.
-        let mark = crate::exec::marker::for_session();
         cmd.env(crate::exec::marker::MARKER, &mark);
         // Then the environment is sealed for the sandbox wrapper (marker included).
         #[cfg(unix)]
@@ -423,7 +424,11 @@ impl Session {
         // What the shell left behind in its terminal session, even after it exited.
         platform::kill_session(self.pid, self.pid_start);
         // What left the session too (`setsid -f`, a double fork) still carries the marker.
-        let survivors = crate::exec::marker::end(&self.mark).await;
+        let mut survivors = crate::exec::marker::end(&self.mark).await;
+        // What it started inside a container or pod (see `remote::ending`).
+        if let Some(remote) = &self.shape.remote {
+            survivors.extend(remote.end(&self.mark).await);
+        }
         if !survivors.is_empty() {
             tracing::warn!(
                 "session {}: could not end {}",
@@ -461,6 +466,7 @@ impl Drop for Session {
             Err(_) => true,
         };
         let running = lock(&self.state).command.exit().is_none();
+        let remote = self.shape.remote.clone().filter(|_| !killed);
         let kill = move || {
             if running {
                 platform::kill_tree(pid);
@@ -468,6 +474,9 @@ impl Drop for Session {
             platform::kill_session(pid, start);
             if !killed {
                 crate::exec::marker::end_blocking(&mark, false);
+            }
+            if let Some(remote) = remote {
+                remote.end_blocking(&mark);
             }
         };
         match tokio::runtime::Handle::try_current() {
