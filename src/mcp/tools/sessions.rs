@@ -83,6 +83,9 @@ pub struct StartParams {
     /// surface is at its 6 KB budget); the README documents it.
     #[schemars(skip)]
     pub sandbox: Option<crate::mcp::wire::sandbox::Mode>,
+    /// Outlive this server: the session lives in your session host.
+    #[allow(dead_code)] // read before parsing (`keep::start`); here it changes nothing
+    pub keep: Option<bool>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

@@ -1,0 +1,345 @@
+//! Kept sessions end to end: sessions that live in the user's session host and outlive the
+//! server (and client) that started them. Real binaries, rmcp's client; each test has its
+//! own private runtime folder (XDG_RUNTIME_DIR in a temp dir), so tests share no host, and
+//! a guard kills the test's host (by its pid) however the test ends.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use serde_json::{Value, json};
+
+/// A test's private runtime folder; dropping it kills the hosts it holds.
+struct Runtime {
+    dir: tempfile::TempDir,
+}
+
+impl Runtime {
+    fn new() -> Runtime {
+        Runtime {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    fn path(&self) -> &str {
+        self.dir.path().to_str().expect("utf-8 temp dir")
+    }
+
+    fn keep_dir(&self) -> PathBuf {
+        self.dir.path().join("termpilot/keep")
+    }
+
+    /// The pids in the hosts' records.
+    fn host_pids(&self) -> Vec<i64> {
+        std::fs::read_dir(self.keep_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .filter_map(|t| serde_json::from_str::<Value>(&t).ok())
+            .filter_map(|v| v["pid"].as_i64())
+            .collect()
+    }
+
+    /// The one live host's pid, from its record.
+    fn host_pid(&self) -> i64 {
+        let live: Vec<i64> = self
+            .host_pids()
+            .into_iter()
+            .filter(|&p| is_host(p))
+            .collect();
+        assert_eq!(live.len(), 1, "one live host: {live:?}");
+        live[0]
+    }
+
+    async fn server(&self, args: &[&str]) -> common::Server {
+        common::start_with(
+            common::Era::Initialize,
+            args,
+            &[("XDG_RUNTIME_DIR", self.path())],
+        )
+        .await
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        for pid in self.host_pids() {
+            if is_host(pid) {
+                // SAFETY: kill(2) on a session host this test started (checked by its command line).
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+/// True when `pid` is a live session host.
+fn is_host(pid: i64) -> bool {
+    common::procs::alive(pid)
+        && std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains("__session-host"))
+}
+
+async fn start_kept(server: &common::Server) -> String {
+    let started = server
+        .ok("terminal_start", json!({"keep": true, "shell": "/bin/sh"}))
+        .await;
+    assert_eq!(started["kept"], true, "{started}");
+    let id = started["sessionId"].as_str().expect("an id").to_string();
+    assert!(id.starts_with("k-"), "{id}");
+    id
+}
+
+async fn exec_out(server: &common::Server, id: &str, command: &str) -> String {
+    let r = common::exec(server, id, command).await;
+    r["output"].as_str().unwrap_or_default().to_string()
+}
+
+fn list_entry(list: &Value, id: &str) -> Option<Value> {
+    list["sessions"]
+        .as_array()?
+        .iter()
+        .find(|s| s["id"] == id)
+        .cloned()
+}
+
+async fn wait_gone(pid: i64) {
+    common::procs::all_gone(&[pid]).await;
+}
+
+#[tokio::test]
+async fn a_kept_session_outlives_a_killed_server() {
+    let rt = Runtime::new();
+    let first = rt.server(&[]).await;
+    let id = start_kept(&first).await;
+    let out = exec_out(&first, &id, "KEPT_VAR=kept-value; cd /tmp; echo MARK-$((20+22))").await;
+    assert!(out.contains("MARK-42"), "{out}");
+    first.crash().await;
+
+    // A new server, fresh: it finds the session by id without listing first.
+    let second = rt.server(&[]).await;
+    let read = second
+        .ok("terminal_read", json!({"sessionId": id, "since": 0}))
+        .await;
+    assert!(
+        read["output"].as_str().unwrap_or_default().contains("MARK-42"),
+        "{read}"
+    );
+    let out = exec_out(&second, &id, "echo \"[$KEPT_VAR]\"; pwd").await;
+    assert!(out.contains("[kept-value]"), "{out}");
+    assert!(out.contains("/tmp"), "{out}");
+    let list = second.ok("terminal_list", json!({})).await;
+    let entry = list_entry(&list, &id).unwrap_or_else(|| panic!("listed: {list}"));
+    assert_eq!(entry["kept"], true, "{entry}");
+    assert!(entry["endsInSecs"].as_u64().unwrap_or(0) > 3600, "{entry}");
+    second.ok("terminal_stop", json!({"sessionId": id})).await;
+    second.stop().await;
+}
+
+#[tokio::test]
+async fn two_servers_share_kept_sessions_and_a_stop_ends_it_for_both() {
+    let rt = Runtime::new();
+    let a = rt.server(&[]).await;
+    let b = rt.server(&[]).await;
+    let id = start_kept(&a).await;
+    let (ra, rb) = tokio::join!(
+        exec_out(&a, &id, "echo from-a-$((1+1))"),
+        exec_out(&b, &id, "echo from-b-$((2+2))"),
+    );
+    assert!(ra.contains("from-a-2"), "{ra}");
+    assert!(rb.contains("from-b-4"), "{rb}");
+    let listed = b.ok("terminal_list", json!({})).await;
+    assert!(list_entry(&listed, &id).is_some(), "{listed}");
+
+    b.ok("terminal_stop", json!({"sessionId": id})).await;
+    let listed = a.ok("terminal_list", json!({})).await;
+    assert!(list_entry(&listed, &id).is_none(), "{listed}");
+    let e = a
+        .err("terminal_exec", json!({"sessionId": id, "command": "echo hi"}))
+        .await;
+    assert!(e.contains(&id), "{e}");
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_restarting_ten_times_keeps_its_session() {
+    let rt = Runtime::new();
+    let first = rt.server(&[]).await;
+    let id = start_kept(&first).await;
+    exec_out(&first, &id, "N=0").await;
+    first.stop().await;
+    for round in 1..=10 {
+        let server = rt.server(&[]).await;
+        let out = exec_out(&server, &id, "N=$((N+1)); echo round=$N").await;
+        assert!(out.contains(&format!("round={round}")), "{out}");
+        if round % 2 == 0 {
+            server.crash().await;
+        } else {
+            server.stop().await;
+        }
+    }
+    let last = rt.server(&[]).await;
+    last.ok("terminal_stop", json!({"sessionId": id})).await;
+    last.stop().await;
+}
+
+#[tokio::test]
+async fn a_host_killed_under_a_session_takes_it_along_and_servers_say_so() {
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let started = server
+        .ok("terminal_start", json!({"keep": true, "shell": "/bin/sh"}))
+        .await;
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    let shell = started["pid"].as_i64().expect("shell pid");
+    // A process that ignores the hang-up: the host's undertaker still ends it.
+    let out = exec_out(&server, &id, "nohup sleep 300 >/dev/null 2>&1 & echo bg=$!").await;
+    let bg: i64 = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("bg="))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    let host = rt.host_pid();
+    // SAFETY: kill(2) on the host this test started.
+    unsafe { libc::kill(host as i32, libc::SIGKILL) };
+    wait_gone(host).await;
+    common::procs::all_gone(&[shell, bg]).await;
+
+    let e = server
+        .err("terminal_exec", json!({"sessionId": id, "command": "echo hi"}))
+        .await;
+    assert!(e.contains(&id) && e.contains("session host"), "{e}");
+    server.stop().await;
+
+    // A later server says so too, in the list and on a call.
+    let later = rt.server(&[]).await;
+    let list = later.ok("terminal_list", json!({})).await;
+    let entry = list_entry(&list, &id).unwrap_or_else(|| panic!("{list}"));
+    assert_eq!(entry["alive"], false, "{entry}");
+    let e = later.err("terminal_read", json!({"sessionId": id})).await;
+    assert!(e.contains("ended") && e.contains("session host"), "{e}");
+    later.stop().await;
+}
+
+#[tokio::test]
+async fn a_server_without_kept_sessions_starts_no_host() {
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let local = server.ok("terminal_start", json!({})).await;
+    let id = local["sessionId"].as_str().unwrap().to_string();
+    assert!(!id.starts_with("k-"), "{id}");
+    assert!(local.get("kept").is_none(), "{local}");
+    server.ok("terminal_list", json!({})).await;
+    let e = server.err("terminal_read", json!({"sessionId": "k-none-here"})).await;
+    assert!(e.contains("No kept session"), "{e}");
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    assert!(rt.host_pids().is_empty(), "a host was started");
+    assert!(
+        !rt.keep_dir().join("host.sock").exists(),
+        "a host socket exists"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn another_user_cannot_reach_the_host() {
+    let Some(other) = common::procs::other_user() else {
+        return;
+    };
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let id = start_kept(&server).await;
+    let socket = rt.keep_dir().join("host.sock");
+    let sock = socket.to_str().unwrap();
+    // As made: the folder and the socket are private.
+    let (ok, said) = common::procs::run_as(other, common::BIN, &["sessions", "--socket", sock]);
+    assert!(!ok && !said.contains(&id), "{said}");
+    // Even with the permissions opened, the host refuses another uid before any MCP.
+    open_up(rt.dir.path(), &socket);
+    let (ok, said) = common::procs::run_as(other, common::BIN, &["sessions", "--socket", sock]);
+    assert!(!ok && !said.contains(&id), "{said}");
+    // The host logs the refusal (it handles the connection on its own time: bounded wait).
+    let log_path = rt.keep_dir().join("host.log");
+    let refused = |log: &str| log.contains(&format!("uid {}", other.0)) && log.contains("refused");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut log = String::new();
+    while tokio::time::Instant::now() < deadline {
+        log = std::fs::read_to_string(&log_path).unwrap_or_default();
+        if refused(&log) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(refused(&log), "the host's log: {log}");
+    // Its own user still lists it from a shell (its folders private again).
+    close_again(rt.dir.path());
+    let mine = std::process::Command::new(common::BIN)
+        .args(["sessions"])
+        .env("XDG_RUNTIME_DIR", rt.path())
+        .output()
+        .expect("run termpilot sessions");
+    assert!(
+        String::from_utf8_lossy(&mine.stdout).contains(&id),
+        "{mine:?}"
+    );
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    server.stop().await;
+}
+
+/// Opens the runtime folder, the private folder, the keep folder and the socket to everyone.
+fn open_up(runtime: &Path, socket: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    for p in [
+        runtime.to_path_buf(),
+        runtime.join("termpilot"),
+        runtime.join("termpilot/keep"),
+        socket.to_path_buf(),
+    ] {
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    }
+}
+
+fn close_again(runtime: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    for p in [
+        runtime.to_path_buf(),
+        runtime.join("termpilot"),
+        runtime.join("termpilot/keep"),
+    ] {
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    }
+}
+
+#[tokio::test]
+async fn a_sandboxed_kept_session_stays_confined_after_its_server_ends() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let rt = Runtime::new();
+    let work = tempfile::tempdir().expect("work dir");
+    let outside = tempfile::tempdir().expect("outside dir");
+    let work_s = work.path().to_str().unwrap();
+    let args = ["--sandbox", "workspace-write", "--cwd", work_s];
+    let server = rt.server(&args).await;
+    let id = start_kept(&server).await;
+    server.crash().await;
+    let again = rt.server(&args).await;
+    let target = outside.path().join("escaped");
+    let out = exec_out(
+        &again,
+        &id,
+        &format!("touch {} 2>&1; echo made=$?; touch inside; echo in=$?", target.display()),
+    )
+    .await;
+    assert!(out.contains("in=0"), "{out}");
+    assert!(!out.contains("made=0"), "{out}");
+    assert!(!target.exists(), "the kept session wrote outside its sandbox");
+    // A server without the sandbox does not reach the sandboxed host's sessions.
+    let plain = rt.server(&[]).await;
+    let e = plain.err("terminal_read", json!({"sessionId": id})).await;
+    assert!(e.contains(&id), "{e}");
+    plain.stop().await;
+    again.ok("terminal_stop", json!({"sessionId": id})).await;
+    again.stop().await;
+}
