@@ -129,7 +129,9 @@ fn main() -> std::process::ExitCode {
             let config = serve_args.into_config();
             // Presets keep their seed's lifecycle: nothing of theirs is kept.
             if keep_all && compat.is_some() {
-                eprintln!("termpilot: --keep-sessions is ignored with --compat: a preset's sessions end with its server, as its seed's do.");
+                eprintln!(
+                    "termpilot: --keep-sessions is ignored with --compat: a preset's sessions end with its server, as its seed's do."
+                );
             }
             keep::configure(keep::Settings {
                 keep_all: keep_all && compat.is_none(),

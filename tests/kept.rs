@@ -5,8 +5,8 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
 
 /// A test's private runtime folder; dropping it kills the hosts it holds.
 struct Runtime {
@@ -112,7 +112,12 @@ async fn a_kept_session_outlives_a_killed_server() {
     let rt = Runtime::new();
     let first = rt.server(&[]).await;
     let id = start_kept(&first).await;
-    let out = exec_out(&first, &id, "KEPT_VAR=kept-value; cd /tmp; echo MARK-$((20+22))").await;
+    let out = exec_out(
+        &first,
+        &id,
+        "KEPT_VAR=kept-value; cd /tmp; echo MARK-$((20+22))",
+    )
+    .await;
     assert!(out.contains("MARK-42"), "{out}");
     first.crash().await;
 
@@ -122,7 +127,10 @@ async fn a_kept_session_outlives_a_killed_server() {
         .ok("terminal_read", json!({"sessionId": id, "since": 0}))
         .await;
     assert!(
-        read["output"].as_str().unwrap_or_default().contains("MARK-42"),
+        read["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("MARK-42"),
         "{read}"
     );
     let out = exec_out(&second, &id, "echo \"[$KEPT_VAR]\"; pwd").await;
@@ -155,7 +163,10 @@ async fn two_servers_share_kept_sessions_and_a_stop_ends_it_for_both() {
     let listed = a.ok("terminal_list", json!({})).await;
     assert!(list_entry(&listed, &id).is_none(), "{listed}");
     let e = a
-        .err("terminal_exec", json!({"sessionId": id, "command": "echo hi"}))
+        .err(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo hi"}),
+        )
         .await;
     assert!(e.contains(&id), "{e}");
     a.stop().await;
@@ -207,7 +218,10 @@ async fn a_host_killed_under_a_session_takes_it_along_and_servers_say_so() {
     common::procs::all_gone(&[shell, bg]).await;
 
     let e = server
-        .err("terminal_exec", json!({"sessionId": id, "command": "echo hi"}))
+        .err(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo hi"}),
+        )
         .await;
     assert!(e.contains(&id) && e.contains("session host"), "{e}");
     server.stop().await;
@@ -231,7 +245,9 @@ async fn a_server_without_kept_sessions_starts_no_host() {
     assert!(!id.starts_with("k-"), "{id}");
     assert!(local.get("kept").is_none(), "{local}");
     server.ok("terminal_list", json!({})).await;
-    let e = server.err("terminal_read", json!({"sessionId": "k-none-here"})).await;
+    let e = server
+        .err("terminal_read", json!({"sessionId": "k-none-here"}))
+        .await;
     assert!(e.contains("No kept session"), "{e}");
     server.ok("terminal_stop", json!({"sessionId": id})).await;
     assert!(rt.host_pids().is_empty(), "a host was started");
@@ -329,12 +345,18 @@ async fn a_sandboxed_kept_session_stays_confined_after_its_server_ends() {
     let out = exec_out(
         &again,
         &id,
-        &format!("touch {} 2>&1; echo made=$?; touch inside; echo in=$?", target.display()),
+        &format!(
+            "touch {} 2>&1; echo made=$?; touch inside; echo in=$?",
+            target.display()
+        ),
     )
     .await;
     assert!(out.contains("in=0"), "{out}");
     assert!(!out.contains("made=0"), "{out}");
-    assert!(!target.exists(), "the kept session wrote outside its sandbox");
+    assert!(
+        !target.exists(),
+        "the kept session wrote outside its sandbox"
+    );
     // A server without the sandbox does not reach the sandboxed host's sessions.
     let plain = rt.server(&[]).await;
     let e = plain.err("terminal_read", json!({"sessionId": id})).await;
@@ -342,4 +364,70 @@ async fn a_sandboxed_kept_session_stays_confined_after_its_server_ends() {
     plain.stop().await;
     again.ok("terminal_stop", json!({"sessionId": id})).await;
     again.stop().await;
+}
+
+#[tokio::test]
+async fn a_host_dying_mid_call_gives_a_clear_error_at_once() {
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let id = start_kept(&server).await;
+    let host = rt.host_pid();
+    let call = server.call(
+        "terminal_exec",
+        json!({"sessionId": id, "command": "sleep 45; echo late", "timeout": 60000}),
+    );
+    let killer = async {
+        // Once the command runs under the host, the host is killed.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let sleeping = common::procs::descendants(host).into_iter().any(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/comm"))
+                    .is_ok_and(|c| c.trim() == "sleep")
+            });
+            if sleeping {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the command never ran"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let at = std::time::Instant::now();
+        // SAFETY: kill(2) on the host this test started.
+        unsafe { libc::kill(host as i32, libc::SIGKILL) };
+        at
+    };
+    let (result, killed_at) = tokio::join!(call, killer);
+    assert!(
+        killed_at.elapsed() < std::time::Duration::from_secs(10),
+        "the call hung after its host died"
+    );
+    assert_eq!(result.is_error, Some(true), "{}", common::text(&result));
+    let e = common::text(&result);
+    assert!(e.contains("session host ended during"), "{e}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn kept_sessions_end_after_keep_idle_and_the_list_says_when() {
+    let rt = Runtime::new();
+    let server = rt.server(&["--keep-idle", "2s"]).await;
+    let id = start_kept(&server).await;
+    let list = server.ok("terminal_list", json!({})).await;
+    let entry = list_entry(&list, &id).unwrap_or_else(|| panic!("{list}"));
+    assert!(
+        entry["endsInSecs"].as_u64().is_some_and(|s| s <= 2),
+        "{entry}"
+    );
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let list = server.ok("terminal_list", json!({})).await;
+        if list_entry(&list, &id).is_none() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "still kept: {list}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    server.stop().await;
 }

@@ -82,7 +82,8 @@ pub fn run(args: HostArgs) -> Result<(), String> {
     let dir = paths::dir().map_err(|e| e.to_string())?;
     let files = Files::of(&dir, &key);
     sandbox::install(&config.sandbox, config.cwd.as_deref())?;
-    let registry = crate::mcp::registry::Registry::build(crate::mcp::tools::all(), &config.surface)?;
+    let registry =
+        crate::mcp::registry::Registry::build(crate::mcp::tools::all(), &config.surface)?;
     // Before any thread: what the host starts ends with it, however it dies.
     termpilot_core::exec::undertaker::start();
     let Some(_lock) = take_lock(&files)? else {

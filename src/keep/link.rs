@@ -190,7 +190,10 @@ pub fn host_gone(name: &str) -> ToolError {
 pub fn files() -> Option<&'static Files> {
     static FILES: LazyLock<Option<Files>> = LazyLock::new(|| {
         let dir = super::paths::dir().ok()?;
-        Some(Files::of(&dir, &super::paths::key(&super::settings().policy)))
+        Some(Files::of(
+            &dir,
+            &super::paths::key(&super::settings().policy),
+        ))
     });
     FILES.as_ref()
 }

@@ -47,7 +47,9 @@ pub fn run(socket: Option<PathBuf>) -> Result<(), String> {
                     .await
                     .map_err(|_| "the session host did not answer within 10 s".to_string())?
                     .map_err(|e| e.message)?;
-                    let value = super::forward::reply_of(result).map_err(|e| e.message)?.value;
+                    let value = super::forward::reply_of(result)
+                        .map_err(|e| e.message)?
+                        .value;
                     for s in value["sessions"].as_array().cloned().unwrap_or_default() {
                         let ends = link.keep_idle_secs.map(|idle| {
                             idle.saturating_sub(s["idleMs"].as_u64().unwrap_or(0) / 1000)

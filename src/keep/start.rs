@@ -101,9 +101,9 @@ pub async fn spawn_host(files: &Files) -> Result<(), ToolError> {
             Ok(())
         });
     }
-    let mut child = cmd.spawn().map_err(|e| {
-        ToolError::new(format!("The session host could not be started ({e})."))
-    })?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| ToolError::new(format!("The session host could not be started ({e}).")))?;
     let stdout = child.stdout.take();
     // Reaped when it ends (it outlives this server when the server ends first).
     tokio::spawn(async move {
