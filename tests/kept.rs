@@ -431,3 +431,132 @@ async fn kept_sessions_end_after_keep_idle_and_the_list_says_when() {
     }
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_joins_a_kept_session_after_its_server_ended() {
+    use std::process::Stdio;
+    use tokio::io::AsyncWriteExt;
+    let rt = Runtime::new();
+    let first = rt.server(&[]).await;
+    let id = start_kept(&first).await;
+    first.stop().await;
+
+    // Found by id alone: the host holds its attach socket.
+    let mut child = tokio::process::Command::new(common::BIN)
+        .args(["attach", &id])
+        .env("XDG_RUNTIME_DIR", rt.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run termpilot attach");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(b"echo via-$((6*7))-attach\r")
+        .await
+        .unwrap();
+    stdin.flush().await.unwrap();
+    let second = rt.server(&[]).await;
+    let waited = second
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^via-42-attach$", "on": "screen"}),
+        )
+        .await;
+    assert_eq!(waited["matched"], true, "{waited}");
+    stdin.write_all(b"\x1d").await.unwrap();
+    stdin.flush().await.unwrap();
+    let out = tokio::time::timeout(common::TEST_TIMEOUT, child.wait_with_output())
+        .await
+        .expect("attach ended in time")
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("via-42-attach"),
+        "{out:?}"
+    );
+    second.ok("terminal_stop", json!({"sessionId": id})).await;
+    second.stop().await;
+}
+
+#[tokio::test]
+async fn keep_sessions_keeps_every_native_start_unless_told_not_to() {
+    let rt = Runtime::new();
+    let server = rt.server(&["--keep-sessions"]).await;
+    let kept = server.ok("terminal_start", json!({})).await;
+    let id = kept["sessionId"].as_str().unwrap().to_string();
+    assert!(id.starts_with("k-") && kept["kept"] == true, "{kept}");
+    let local = server.ok("terminal_start", json!({"keep": false})).await;
+    let local_id = local["sessionId"].as_str().unwrap();
+    assert!(!local_id.starts_with("k-"), "{local}");
+    let e = server
+        .err("terminal_start", json!({"keep": true, "host": "box"}))
+        .await;
+    assert!(e.contains("keep cannot be combined with host"), "{e}");
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    server.stop().await;
+}
+
+/// A session host of another termpilot version: answers the handshake, records every
+/// request it gets.
+async fn older_host(socket: PathBuf) -> tokio::sync::mpsc::UnboundedReceiver<String> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let listener = tokio::net::UnixListener::bind(&socket).expect("bind the fake host");
+    let (seen, methods) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let (read, mut write) = stream.into_split();
+                let mut lines = BufReader::new(read).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let msg: Value = serde_json::from_str(&line).unwrap_or_default();
+                    let method = msg["method"].as_str().unwrap_or("").to_string();
+                    let _ = seen.send(method.clone());
+                    if method == "initialize" {
+                        let reply = json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                            "protocolVersion": msg["params"]["protocolVersion"],
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "termpilot-session-host/0", "version": "0.0.1"}}});
+                        let _ = write.write_all(format!("{reply}\n").as_bytes()).await;
+                    }
+                }
+            });
+        }
+    });
+    methods
+}
+
+#[tokio::test]
+async fn a_host_of_another_version_is_named_and_left_alone() {
+    let rt = Runtime::new();
+    let keep = rt.keep_dir();
+    std::fs::create_dir_all(&keep).unwrap();
+    for p in [rt.dir.path().join("termpilot"), keep.clone()] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let mut methods = older_host(keep.join("host.sock")).await;
+    let server = rt.server(&[]).await;
+    let e = server.err("terminal_start", json!({"keep": true})).await;
+    assert!(
+        e.contains("another termpilot") && e.contains("0.0.1") && e.contains("does not use it"),
+        "{e}"
+    );
+    let e = server
+        .err("terminal_read", json!({"sessionId": "k-old-one"}))
+        .await;
+    assert!(e.contains("does not use it"), "{e}");
+    server.stop().await;
+    let mut asked = Vec::new();
+    while let Ok(m) = methods.try_recv() {
+        asked.push(m);
+    }
+    assert!(asked.contains(&"initialize".to_string()), "{asked:?}");
+    assert!(
+        !asked.iter().any(|m| m == "tools/call"),
+        "the older host was used: {asked:?}"
+    );
+    assert!(rt.host_pids().is_empty(), "a second host was started");
+}
