@@ -62,3 +62,31 @@ pub fn keys(dir: &std::path::Path) -> Vec<String> {
     keys.dedup();
     keys
 }
+
+#[cfg(test)]
+mod tests {
+    use super::key;
+
+    /// The key is part of the protocol: two builds (or versions) of termpilot must find the
+    /// same host for the same policy, so the hash may not depend on the build.
+    #[test]
+    fn keys_are_stable_and_tell_policies_apart() {
+        assert_eq!(key(&[]), "host");
+        let ro = [
+            "--sandbox".to_string(),
+            "read-only".into(),
+            "--cwd".into(),
+            "/w".into(),
+        ];
+        let ww = [
+            "--sandbox".to_string(),
+            "workspace-write".into(),
+            "--cwd".into(),
+            "/w".into(),
+        ];
+        assert_eq!(key(&ro), key(&ro.clone()));
+        assert_ne!(key(&ro), key(&ww));
+        // FNV-1a 64 of the flags joined by NUL, as computed independently.
+        assert_eq!(key(&ro), "host-190a24499c5995af");
+    }
+}
