@@ -560,3 +560,21 @@ async fn a_host_of_another_version_is_named_and_left_alone() {
     );
     assert!(rt.host_pids().is_empty(), "a second host was started");
 }
+
+#[tokio::test]
+async fn two_servers_keeping_at_once_share_one_host() {
+    let rt = Runtime::new();
+    let (a, b) = tokio::join!(rt.server(&[]), rt.server(&[]));
+    let (ia, ib) = tokio::join!(start_kept(&a), start_kept(&b));
+    assert_ne!(ia, ib);
+    rt.host_pid();
+    let listed = a.ok("terminal_list", json!({})).await;
+    assert!(
+        list_entry(&listed, &ia).is_some() && list_entry(&listed, &ib).is_some(),
+        "{listed}"
+    );
+    a.ok("terminal_stop", json!({"sessionId": ia})).await;
+    b.ok("terminal_stop", json!({"sessionId": ib})).await;
+    a.stop().await;
+    b.stop().await;
+}

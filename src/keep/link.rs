@@ -23,6 +23,8 @@ use crate::mcp::reply::ToolError;
 const HANDSHAKE_MAX: Duration = Duration::from_secs(10);
 /// Added to a call's own `timeout`.
 const CALL_MARGIN: Duration = Duration::from_secs(15);
+/// How long a server waits for a host another server is starting.
+const BUSY_MAX: Duration = Duration::from_secs(5);
 /// The bound of a call that names no `timeout`.
 const CALL_DEFAULT: Duration = Duration::from_secs(120);
 
@@ -222,14 +224,23 @@ pub async fn current(start: bool) -> Result<Option<Arc<KeepLink>>, ToolError> {
         Err(NoLink::NoHost) if !start => return Ok(None),
         Err(NoLink::NoHost) => {
             super::start::spawn_host(files).await?;
-            KeepLink::connect(&files.socket)
-                .await
-                .map_err(|e| match e {
-                    NoLink::NoHost => ToolError::new(
-                        "The session host started but its socket does not answer; retry the call.",
-                    ),
-                    NoLink::Unusable(why) => unusable(&why),
-                })?
+            // Ours listens now; or another server's host holds the lock and is about to
+            // (it binds right after taking it): a short, bounded wait for that one.
+            let deadline = tokio::time::Instant::now() + BUSY_MAX;
+            loop {
+                match KeepLink::connect(&files.socket).await {
+                    Ok(link) => break link,
+                    Err(NoLink::NoHost) if tokio::time::Instant::now() < deadline => {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                    Err(NoLink::NoHost) => {
+                        return Err(ToolError::new(
+                            "The session host started but its socket does not answer; retry the call.",
+                        ));
+                    }
+                    Err(NoLink::Unusable(why)) => return Err(unusable(&why)),
+                }
+            }
         }
         Err(NoLink::Unusable(why)) => return Err(unusable(&why)),
     };
