@@ -249,6 +249,10 @@ async fn a_server_without_kept_sessions_starts_no_host() {
         .err("terminal_read", json!({"sessionId": "k-none-here"}))
         .await;
     assert!(e.contains("No kept session"), "{e}");
+    let e = server
+        .err("terminal_start", json!({"name": "k-mine"}))
+        .await;
+    assert!(e.contains("ids of kept sessions"), "{e}");
     server.ok("terminal_stop", json!({"sessionId": id})).await;
     assert!(rt.host_pids().is_empty(), "a host was started");
     assert!(

@@ -21,10 +21,17 @@ pub fn wants(forward: Forward, raw: &JsonObject) -> bool {
         return false;
     }
     match forward {
-        Forward::Start => super::start::wanted(raw),
+        Forward::Start => super::start::wanted(raw) || kept_name(raw),
         Forward::Merge => super::list::wanted(),
         _ => kept_session(raw).is_some(),
     }
+}
+
+/// A local start named like a kept session (calls by that name would go to the host).
+fn kept_name(raw: &JsonObject) -> bool {
+    raw.get("name")
+        .and_then(Value::as_str)
+        .is_some_and(super::is_kept_id)
 }
 
 /// The kept session a call names.
@@ -46,6 +53,12 @@ pub async fn call(
     }
     if forward == Forward::Start && super::start::wanted(raw) {
         return Some(super::start::call(ctx, raw.clone()).await);
+    }
+    if forward == Forward::Start && kept_name(raw) {
+        return Some(Err(ToolError::new(format!(
+            "terminal_start: names starting with `{}` are the ids of kept sessions; pick another name.",
+            super::PREFIX
+        ))));
     }
     let id = kept_session(raw)?.to_string();
     Some(on_session(name, ctx, raw.clone(), &id).await)
