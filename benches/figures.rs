@@ -6,6 +6,7 @@ mod client;
 mod exec;
 mod ingest;
 mod interactive;
+mod kept;
 mod memory;
 mod pipeline;
 /// The tests' process helpers, which the harness files borrowed from tests/common use.
@@ -42,6 +43,7 @@ fn main() {
         ("interactive", interactive::run),
         ("soak", soak::run),
         ("remote", remote::run),
+        ("kept", kept::run),
         ("sandbox", sandbox::run),
         ("web", web::run),
     ];

@@ -101,6 +101,16 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         port: Option<u16>,
     },
+    /// List your kept sessions (terminal_start with keep: true): id, name, state, when each
+    /// ends if left alone, and its folder. Starts nothing.
+    Sessions {
+        /// Ask only the session host listening on this socket.
+        #[arg(long, value_name = "PATH")]
+        socket: Option<PathBuf>,
+    },
+    /// The session host of kept sessions, started by a server when one is needed.
+    #[command(name = "__session-host", hide = true)]
+    SessionHost(crate::keep::host::HostArgs),
     /// Print the folder holding termpilot's Agent Skill (copy `termpilot/` from it into your
     /// client's skills folder).
     SkillsDir,
@@ -197,6 +207,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "WHAT",
           value_parser = clap::builder::PossibleValuesParser::new(crate::mcp::secrets::MODES))]
     pub ask_person: Option<String>,
+    /// Keep every native session in your session host, as terminal_start's keep: true does:
+    /// it outlives this server and its client (README "Terminals that outlive the client").
+    #[arg(long, env = "TERMPILOT_KEEP_SESSIONS")]
+    pub keep_sessions: bool,
+    /// End kept sessions after this long with no call, no output and no attached person:
+    /// seconds, or a number with s, m or h; default 24h.
+    #[arg(long, env = "TERMPILOT_KEEP_IDLE", value_parser = parse_duration)]
+    pub keep_idle: Option<Duration>,
 }
 
 /// Which serving settings were given on the command line or in their environment

@@ -2,6 +2,7 @@
 
 mod attach_client;
 mod cli;
+mod keep;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod maths;
 mod mcp;
@@ -85,6 +86,20 @@ fn main() -> std::process::ExitCode {
                 }
             }
         }
+        Some(Command::Sessions { socket }) => match keep::sessions_cmd::run(socket) {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("termpilot: {e}");
+                std::process::ExitCode::FAILURE
+            }
+        },
+        Some(Command::SessionHost(args)) => match keep::host::run(args) {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("termpilot: session host: {e}");
+                std::process::ExitCode::FAILURE
+            }
+        },
         command @ (Some(Command::Serve(_)) | None) => {
             let (serve_args, http) = match command {
                 Some(Command::Serve(given)) => {
@@ -111,7 +126,20 @@ fn main() -> std::process::ExitCode {
             };
             let compat = serve_args.compat.clone();
             mcp::secrets::configure(serve_args.ask_person.as_deref(), compat.is_some());
+            let (keep_all, keep_idle) = (serve_args.keep_sessions, serve_args.keep_idle);
             let config = serve_args.into_config();
+            // Presets keep their seed's lifecycle: nothing of theirs is kept.
+            if keep_all && compat.is_some() {
+                eprintln!(
+                    "termpilot: --keep-sessions is ignored with --compat: a preset's sessions end with its server, as its seed's do."
+                );
+            }
+            keep::configure(keep::Settings {
+                keep_all: keep_all && compat.is_none(),
+                keep_idle,
+                is_host: false,
+                policy: keep::policy_args(&config),
+            });
             // A shell that is not there is refused now, not replaced by the default later.
             if let Some(shell) = config.shell.as_deref()
                 && let Err(e) = termpilot_core::session::shell::resolve(Some(shell), None)

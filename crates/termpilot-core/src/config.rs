@@ -59,6 +59,9 @@ pub enum SessionIds {
     Words,
     /// `1`, `2`, `3`… in start order, never reused while the server runs.
     Numbers,
+    /// `k-calm-reef`: a session host's kept sessions, in a namespace no server's own
+    /// sessions use (see the binary's `keep` module).
+    Kept,
 }
 
 /// The tool surface: which tools are registered directly, which sit behind `terminal_extra`,

@@ -219,6 +219,15 @@ impl SessionManager {
                     inner.last_number += 1;
                     inner.last_number.to_string()
                 }
+                SessionIds::Kept => loop {
+                    let id = format!("k-{}", new_id(inner));
+                    if !inner.live.iter().any(|s| s.id == id)
+                        && !inner.starting_uses(&id)
+                        && !inner.reserved.contains_key(&id)
+                    {
+                        break id;
+                    }
+                },
             })
         }, |inner| {
             Fault::SessionLimit {

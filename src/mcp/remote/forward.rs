@@ -30,6 +30,9 @@ pub fn wants(forward: Forward, raw: &JsonObject) -> bool {
     if forward == Forward::Never {
         return false;
     }
+    if crate::keep::forward::wants(forward, raw) {
+        return true;
+    }
     if forward.takes_host() && raw.contains_key("host") {
         return true;
     }
@@ -57,12 +60,20 @@ pub async fn call(
     checked: Result<(), ToolError>,
     local: impl FnOnce(ToolCtx, JsonObject) -> BoxFuture,
 ) -> Result<Reply, ToolError> {
+    if let Some(kept) = crate::keep::forward::call(name, forward, &ctx, &raw).await {
+        return kept;
+    }
     if let Some(mapped) = mapped_session(&raw) {
         return on_session(name, &ctx, raw, mapped).await;
     }
     if forward == Forward::Merge {
         let reply = local(ctx.clone(), raw.clone()).await?;
-        return super::forward_list::merge(&ctx, raw, reply).await;
+        let reply = if ids::is_empty() {
+            reply
+        } else {
+            super::forward_list::merge(&ctx, raw.clone(), reply).await?
+        };
+        return crate::keep::list::merge(&ctx, raw, reply).await;
     }
     let host = match raw.get("host") {
         Some(Value::String(h)) => h.clone(),

@@ -83,6 +83,12 @@ pub struct StartParams {
     /// surface is at its 6 KB budget); the README documents it.
     #[schemars(skip)]
     pub sandbox: Option<crate::mcp::wire::sandbox::Mode>,
+    /// Outlive this server: the session lives in your session host (README "Terminals that
+    /// outlive the client"). Kept out of the slim schema (the default tool surface is at its
+    /// 6 KB budget). Read before parsing (`keep::start`); here it changes nothing.
+    #[schemars(skip)]
+    #[allow(dead_code)]
+    pub keep: Option<bool>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

@@ -1,0 +1,257 @@
+//! The session host: `termpilot __session-host`, the one owner of this user's kept sessions
+//! (for one sandbox policy).
+//!
+//! It runs its own [`Core`] (ids in the kept namespace, `--keep-idle` as its idle timeout,
+//! the sandbox policy it was started with) and the native tools, all registered directly,
+//! and serves MCP on its Unix socket ([`super::paths`]): one rmcp server per connection, all
+//! on the same core, so two servers' calls on one session take turns (`SessionCall`). Every
+//! connection's peer uid is checked (`SO_PEERCRED`) before a byte of MCP: another uid is
+//! closed at once, and logged. It holds a lock file for its life (one host per policy),
+//! starts the undertaker like a server (its sessions' processes die with it, `kill -9`
+//! included), keeps its record ([`super::record`]) current, and ends by itself once it has
+//! held no session for [`EMPTY_GRACE`].
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use termpilot_core::config::{SessionIds, Surface};
+use termpilot_core::sandbox;
+use termpilot_core::{Config, Core};
+
+use super::paths::{self, Files};
+use super::record::{self, Record};
+use crate::mcp::compat::{ErrorShape, Identity};
+
+/// The hidden subcommand.
+pub const SUBCOMMAND: &str = "__session-host";
+/// How long the host stays with no session before it ends.
+pub const EMPTY_GRACE: Duration = Duration::from_secs(5);
+/// How often it looks at its sessions (record, emptiness).
+const TICK: Duration = Duration::from_millis(500);
+
+/// What a server starts the host with: its keep-idle and its sandbox policy.
+#[derive(Debug, clap::Args)]
+pub struct HostArgs {
+    /// Kept sessions end after this many seconds with no call, no output, no attached person.
+    #[arg(long, value_name = "SECS")]
+    pub keep_idle: u64,
+    #[arg(long, value_parser = sandbox::Mode::parse, default_value = "off")]
+    pub sandbox: sandbox::Mode,
+    #[arg(long = "writable", value_name = "DIR")]
+    pub writable: Vec<PathBuf>,
+    #[arg(long, value_parser = sandbox::Network::parse)]
+    pub network: Option<sandbox::Network>,
+    #[arg(long = "deny-read", value_name = "PATH")]
+    pub deny_read: Vec<PathBuf>,
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+}
+
+/// This process's uid.
+pub fn my_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Runs the host until it holds no session (or is told to stop).
+pub fn run(args: HostArgs) -> Result<(), String> {
+    let config = Config {
+        cwd: args.cwd.clone(),
+        idle_timeout: Duration::from_secs(args.keep_idle.max(1)),
+        session_ids: SessionIds::Kept,
+        surface: Surface {
+            all_direct: true,
+            ..Default::default()
+        },
+        sandbox: sandbox::Settings {
+            mode: args.sandbox,
+            writable: args.writable,
+            network: args.network,
+            deny_read: args.deny_read,
+        },
+        ..Config::default()
+    };
+    super::configure(super::Settings {
+        is_host: true,
+        ..Default::default()
+    });
+    let key = paths::key(&super::policy_args(&config));
+    let dir = paths::dir().map_err(|e| e.to_string())?;
+    let files = Files::of(&dir, &key);
+    sandbox::install(&config.sandbox, config.cwd.as_deref())?;
+    let registry =
+        crate::mcp::registry::Registry::build(crate::mcp::tools::all(), &config.surface)?;
+    // Before any thread: what the host starts ends with it, however it dies.
+    termpilot_core::exec::undertaker::start();
+    let Some(_lock) = take_lock(&files)? else {
+        // Another host of this policy runs: the server uses that one.
+        say("busy");
+        return Ok(());
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let keep_idle = args.keep_idle;
+    let outcome = runtime.block_on(async move {
+        let _ = std::fs::remove_file(&files.socket);
+        let listener =
+            tokio::net::UnixListener::bind(&files.socket).map_err(|e| e.to_string())?;
+        set_mode(&files.socket, 0o600)?;
+        let core = Core::new(config);
+        let identity = Identity {
+            name: Box::leak(super::host_name().into_boxed_str()),
+            title: "termpilot session host",
+            instructions: Box::leak(format!("keepIdleSecs={keep_idle}").into_boxed_str()),
+            errors: ErrorShape::Sentence,
+            tool_names: &[],
+            skill: None,
+        };
+        let server = crate::mcp::server::Server::new(core.clone(), Arc::new(registry))
+            .with_identity(identity);
+        let mut rec = Record {
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            keep_idle_secs: keep_idle,
+            ids: Vec::new(),
+            // The ids a host that died left behind: servers are told they ended.
+            ended: record::read(&files.record)
+                .filter(|r| !record::alive(r.pid))
+                .map(|r| r.ids.into_iter().chain(r.ended).collect())
+                .unwrap_or_default(),
+        };
+        record::write(&files.record, &rec).map_err(|e| e.to_string())?;
+        say("ready");
+        quiet_stdout();
+        tracing::info!(pid = rec.pid, socket = %files.socket.display(), "session host listening");
+        let mut tick = tokio::time::interval(TICK);
+        let mut empty_since = Some(Instant::now());
+        let me = my_uid();
+        let stop = stop_signal();
+        tokio::pin!(stop);
+        // A start or an end is written to the record at once, not at the next tick.
+        let mut changes = core.sessions.changes();
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let Ok((stream, _)) = accepted else { continue };
+                    match stream.peer_cred() {
+                        Ok(cred) if cred.uid() == me => {
+                            let server = server.clone();
+                            tokio::spawn(async move {
+                                if let Ok(service) = server.serve(stream).await {
+                                    let _ = service.waiting().await;
+                                }
+                            });
+                        }
+                        Ok(cred) => {
+                            tracing::warn!(uid = cred.uid(), "refused a connection from another user (uid {})", cred.uid());
+                            drop(stream);
+                        }
+                        Err(e) => tracing::warn!("refused a connection whose uid could not be read: {e}"),
+                    }
+                }
+                _ = changes.changed() => {
+                    rec.ids = held(&core);
+                    if let Err(e) = record::write(&files.record, &rec) {
+                        tracing::warn!("the record could not be written: {e}");
+                    }
+                }
+                _ = tick.tick() => {
+                    let ids = held(&core);
+                    if ids != rec.ids {
+                        rec.ids = ids;
+                        if let Err(e) = record::write(&files.record, &rec) {
+                            tracing::warn!("the record could not be written: {e}");
+                        }
+                    }
+                    if rec.ids.is_empty() {
+                        let since = *empty_since.get_or_insert_with(Instant::now);
+                        if since.elapsed() >= EMPTY_GRACE {
+                            tracing::info!("no kept session left: ending");
+                            break;
+                        }
+                    } else {
+                        empty_since = None;
+                    }
+                }
+                signal = &mut stop => {
+                    tracing::info!("ending on {signal}");
+                    break;
+                }
+            }
+        }
+        drop(listener);
+        let _ = std::fs::remove_file(&files.socket);
+        core.shutdown().await;
+        let _ = std::fs::remove_file(&files.record);
+        Ok::<(), String>(())
+    });
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    outcome
+}
+
+/// The ids of the sessions the host holds, sorted.
+fn held(core: &Core) -> Vec<String> {
+    let mut ids: Vec<String> = core.sessions.list().into_iter().map(|s| s.id).collect();
+    ids.sort();
+    ids
+}
+
+/// Takes the host lock of `files` (held until the process ends; close-on-exec, so no
+/// session inherits it): `None` when another host holds it.
+fn take_lock(files: &Files) -> Result<Option<std::fs::File>, String> {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&files.lock)
+        .map_err(|e| format!("{}: {e}", files.lock.display()))?;
+    // SAFETY: flock(2) on a descriptor this function owns.
+    let taken = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    Ok(taken.then_some(file))
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// One line to the server that started this host.
+fn say(word: &str) {
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "{word}");
+    let _ = out.flush();
+}
+
+/// Lets go of the pipe to the server that started this host (it may end any time).
+fn quiet_stdout() {
+    // SAFETY: replacing this process's descriptor 1 with /dev/null.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null >= 0 {
+            libc::dup2(null, 1);
+            libc::close(null);
+        }
+    }
+}
+
+async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    }
+}

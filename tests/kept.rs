@@ -1,0 +1,584 @@
+//! Kept sessions end to end: sessions that live in the user's session host and outlive the
+//! server (and client) that started them. Real binaries, rmcp's client; each test has its
+//! own private runtime folder (XDG_RUNTIME_DIR in a temp dir), so tests share no host, and
+//! a guard kills the test's host (by its pid) however the test ends.
+
+mod common;
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// A test's private runtime folder; dropping it kills the hosts it holds.
+struct Runtime {
+    dir: tempfile::TempDir,
+}
+
+impl Runtime {
+    fn new() -> Runtime {
+        Runtime {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    fn path(&self) -> &str {
+        self.dir.path().to_str().expect("utf-8 temp dir")
+    }
+
+    fn keep_dir(&self) -> PathBuf {
+        self.dir.path().join("termpilot/keep")
+    }
+
+    /// The pids in the hosts' records.
+    fn host_pids(&self) -> Vec<i64> {
+        std::fs::read_dir(self.keep_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .filter_map(|t| serde_json::from_str::<Value>(&t).ok())
+            .filter_map(|v| v["pid"].as_i64())
+            .collect()
+    }
+
+    /// The one live host's pid, from its record.
+    fn host_pid(&self) -> i64 {
+        let live: Vec<i64> = self
+            .host_pids()
+            .into_iter()
+            .filter(|&p| is_host(p))
+            .collect();
+        assert_eq!(live.len(), 1, "one live host: {live:?}");
+        live[0]
+    }
+
+    async fn server(&self, args: &[&str]) -> common::Server {
+        common::start_with(
+            common::Era::Initialize,
+            args,
+            &[("XDG_RUNTIME_DIR", self.path())],
+        )
+        .await
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        for pid in self.host_pids() {
+            if is_host(pid) {
+                // SAFETY: kill(2) on a session host this test started (checked by its command line).
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+/// True when `pid` is a live session host.
+fn is_host(pid: i64) -> bool {
+    common::procs::alive(pid)
+        && std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains("__session-host"))
+}
+
+async fn start_kept(server: &common::Server) -> String {
+    let started = server
+        .ok("terminal_start", json!({"keep": true, "shell": "/bin/sh"}))
+        .await;
+    assert_eq!(started["kept"], true, "{started}");
+    let id = started["sessionId"].as_str().expect("an id").to_string();
+    assert!(id.starts_with("k-"), "{id}");
+    id
+}
+
+async fn exec_out(server: &common::Server, id: &str, command: &str) -> String {
+    let r = common::exec(server, id, command).await;
+    r["output"].as_str().unwrap_or_default().to_string()
+}
+
+fn list_entry(list: &Value, id: &str) -> Option<Value> {
+    list["sessions"]
+        .as_array()?
+        .iter()
+        .find(|s| s["id"] == id)
+        .cloned()
+}
+
+async fn wait_gone(pid: i64) {
+    common::procs::all_gone(&[pid]).await;
+}
+
+#[tokio::test]
+async fn a_kept_session_outlives_a_killed_server() {
+    let rt = Runtime::new();
+    let first = rt.server(&[]).await;
+    let id = start_kept(&first).await;
+    let out = exec_out(
+        &first,
+        &id,
+        "KEPT_VAR=kept-value; cd /tmp; echo MARK-$((20+22))",
+    )
+    .await;
+    assert!(out.contains("MARK-42"), "{out}");
+    first.crash().await;
+
+    // A new server, fresh: it finds the session by id without listing first.
+    let second = rt.server(&[]).await;
+    let read = second
+        .ok("terminal_read", json!({"sessionId": id, "since": 0}))
+        .await;
+    assert!(
+        read["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("MARK-42"),
+        "{read}"
+    );
+    let out = exec_out(&second, &id, "echo \"[$KEPT_VAR]\"; pwd").await;
+    assert!(out.contains("[kept-value]"), "{out}");
+    assert!(out.contains("/tmp"), "{out}");
+    let list = second.ok("terminal_list", json!({})).await;
+    let entry = list_entry(&list, &id).unwrap_or_else(|| panic!("listed: {list}"));
+    assert_eq!(entry["kept"], true, "{entry}");
+    assert!(entry["endsInSecs"].as_u64().unwrap_or(0) > 3600, "{entry}");
+    second.ok("terminal_stop", json!({"sessionId": id})).await;
+    second.stop().await;
+}
+
+#[tokio::test]
+async fn two_servers_share_kept_sessions_and_a_stop_ends_it_for_both() {
+    let rt = Runtime::new();
+    let a = rt.server(&[]).await;
+    let b = rt.server(&[]).await;
+    let id = start_kept(&a).await;
+    let (ra, rb) = tokio::join!(
+        exec_out(&a, &id, "echo from-a-$((1+1))"),
+        exec_out(&b, &id, "echo from-b-$((2+2))"),
+    );
+    assert!(ra.contains("from-a-2"), "{ra}");
+    assert!(rb.contains("from-b-4"), "{rb}");
+    let listed = b.ok("terminal_list", json!({})).await;
+    assert!(list_entry(&listed, &id).is_some(), "{listed}");
+
+    b.ok("terminal_stop", json!({"sessionId": id})).await;
+    let listed = a.ok("terminal_list", json!({})).await;
+    assert!(list_entry(&listed, &id).is_none(), "{listed}");
+    let e = a
+        .err(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo hi"}),
+        )
+        .await;
+    assert!(e.contains(&id), "{e}");
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_restarting_ten_times_keeps_its_session() {
+    let rt = Runtime::new();
+    let first = rt.server(&[]).await;
+    let id = start_kept(&first).await;
+    exec_out(&first, &id, "N=0").await;
+    first.stop().await;
+    for round in 1..=10 {
+        let server = rt.server(&[]).await;
+        let out = exec_out(&server, &id, "N=$((N+1)); echo round=$N").await;
+        assert!(out.contains(&format!("round={round}")), "{out}");
+        if round % 2 == 0 {
+            server.crash().await;
+        } else {
+            server.stop().await;
+        }
+    }
+    let last = rt.server(&[]).await;
+    last.ok("terminal_stop", json!({"sessionId": id})).await;
+    last.stop().await;
+}
+
+#[tokio::test]
+async fn a_host_killed_under_a_session_takes_it_along_and_servers_say_so() {
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let started = server
+        .ok("terminal_start", json!({"keep": true, "shell": "/bin/sh"}))
+        .await;
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    let shell = started["pid"].as_i64().expect("shell pid");
+    // A process that ignores the hang-up: the host's undertaker still ends it.
+    let out = exec_out(&server, &id, "nohup sleep 300 >/dev/null 2>&1 & echo bg=$!").await;
+    let bg: i64 = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("bg="))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    let host = rt.host_pid();
+    // SAFETY: kill(2) on the host this test started.
+    unsafe { libc::kill(host as i32, libc::SIGKILL) };
+    wait_gone(host).await;
+    common::procs::all_gone(&[shell, bg]).await;
+
+    let e = server
+        .err(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "echo hi"}),
+        )
+        .await;
+    assert!(e.contains(&id) && e.contains("session host"), "{e}");
+    server.stop().await;
+
+    // A later server says so too, in the list and on a call.
+    let later = rt.server(&[]).await;
+    let list = later.ok("terminal_list", json!({})).await;
+    let entry = list_entry(&list, &id).unwrap_or_else(|| panic!("{list}"));
+    assert_eq!(entry["alive"], false, "{entry}");
+    let e = later.err("terminal_read", json!({"sessionId": id})).await;
+    assert!(e.contains("ended") && e.contains("session host"), "{e}");
+    later.stop().await;
+}
+
+#[tokio::test]
+async fn a_server_without_kept_sessions_starts_no_host() {
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let local = server.ok("terminal_start", json!({})).await;
+    let id = local["sessionId"].as_str().unwrap().to_string();
+    assert!(!id.starts_with("k-"), "{id}");
+    assert!(local.get("kept").is_none(), "{local}");
+    server.ok("terminal_list", json!({})).await;
+    let e = server
+        .err("terminal_read", json!({"sessionId": "k-none-here"}))
+        .await;
+    assert!(e.contains("No kept session"), "{e}");
+    let e = server
+        .err("terminal_start", json!({"name": "k-mine"}))
+        .await;
+    assert!(e.contains("ids of kept sessions"), "{e}");
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    assert!(rt.host_pids().is_empty(), "a host was started");
+    assert!(
+        !rt.keep_dir().join("host.sock").exists(),
+        "a host socket exists"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn another_user_cannot_reach_the_host() {
+    let Some(other) = common::procs::other_user() else {
+        return;
+    };
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let id = start_kept(&server).await;
+    let socket = rt.keep_dir().join("host.sock");
+    let sock = socket.to_str().unwrap();
+    // As made: the folder and the socket are private.
+    let (ok, said) = common::procs::run_as(other, common::BIN, &["sessions", "--socket", sock]);
+    assert!(!ok && !said.contains(&id), "{said}");
+    // Even with the permissions opened, the host refuses another uid before any MCP.
+    open_up(rt.dir.path(), &socket);
+    let (ok, said) = common::procs::run_as(other, common::BIN, &["sessions", "--socket", sock]);
+    assert!(!ok && !said.contains(&id), "{said}");
+    // The host logs the refusal (it handles the connection on its own time: bounded wait).
+    let log_path = rt.keep_dir().join("host.log");
+    let refused = |log: &str| log.contains(&format!("uid {}", other.0)) && log.contains("refused");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut log = String::new();
+    while tokio::time::Instant::now() < deadline {
+        log = std::fs::read_to_string(&log_path).unwrap_or_default();
+        if refused(&log) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(refused(&log), "the host's log: {log}");
+    // Its own user still lists it from a shell (its folders private again).
+    close_again(rt.dir.path());
+    let mine = std::process::Command::new(common::BIN)
+        .args(["sessions"])
+        .env("XDG_RUNTIME_DIR", rt.path())
+        .output()
+        .expect("run termpilot sessions");
+    assert!(
+        String::from_utf8_lossy(&mine.stdout).contains(&id),
+        "{mine:?}"
+    );
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    server.stop().await;
+}
+
+/// Opens the runtime folder, the private folder, the keep folder and the socket to everyone.
+fn open_up(runtime: &Path, socket: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    for p in [
+        runtime.to_path_buf(),
+        runtime.join("termpilot"),
+        runtime.join("termpilot/keep"),
+        socket.to_path_buf(),
+    ] {
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    }
+}
+
+fn close_again(runtime: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    for p in [
+        runtime.to_path_buf(),
+        runtime.join("termpilot"),
+        runtime.join("termpilot/keep"),
+    ] {
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    }
+}
+
+#[tokio::test]
+async fn a_sandboxed_kept_session_stays_confined_after_its_server_ends() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let rt = Runtime::new();
+    let work = tempfile::tempdir().expect("work dir");
+    let outside = tempfile::tempdir().expect("outside dir");
+    let work_s = work.path().to_str().unwrap();
+    let args = ["--sandbox", "workspace-write", "--cwd", work_s];
+    let server = rt.server(&args).await;
+    let id = start_kept(&server).await;
+    server.crash().await;
+    let again = rt.server(&args).await;
+    let target = outside.path().join("escaped");
+    let out = exec_out(
+        &again,
+        &id,
+        &format!(
+            "touch {} 2>&1; echo made=$?; touch inside; echo in=$?",
+            target.display()
+        ),
+    )
+    .await;
+    assert!(out.contains("in=0"), "{out}");
+    assert!(!out.contains("made=0"), "{out}");
+    assert!(
+        !target.exists(),
+        "the kept session wrote outside its sandbox"
+    );
+    // A server without the sandbox does not reach the sandboxed host's sessions.
+    let plain = rt.server(&[]).await;
+    let e = plain.err("terminal_read", json!({"sessionId": id})).await;
+    assert!(e.contains(&id), "{e}");
+    plain.stop().await;
+    again.ok("terminal_stop", json!({"sessionId": id})).await;
+    again.stop().await;
+}
+
+#[tokio::test]
+async fn a_host_dying_mid_call_gives_a_clear_error_at_once() {
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let id = start_kept(&server).await;
+    let host = rt.host_pid();
+    let call = server.call(
+        "terminal_exec",
+        json!({"sessionId": id, "command": "sleep 45; echo late", "timeout": 60000}),
+    );
+    let killer = async {
+        // Once the command runs under the host, the host is killed.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let sleeping = common::procs::descendants(host).into_iter().any(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/comm"))
+                    .is_ok_and(|c| c.trim() == "sleep")
+            });
+            if sleeping {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the command never ran"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let at = std::time::Instant::now();
+        // SAFETY: kill(2) on the host this test started.
+        unsafe { libc::kill(host as i32, libc::SIGKILL) };
+        at
+    };
+    let (result, killed_at) = tokio::join!(call, killer);
+    assert!(
+        killed_at.elapsed() < std::time::Duration::from_secs(10),
+        "the call hung after its host died"
+    );
+    assert_eq!(result.is_error, Some(true), "{}", common::text(&result));
+    let e = common::text(&result);
+    assert!(e.contains("session host ended during"), "{e}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn kept_sessions_end_after_keep_idle_and_the_list_says_when() {
+    let rt = Runtime::new();
+    let server = rt.server(&["--keep-idle", "2s"]).await;
+    let id = start_kept(&server).await;
+    let list = server.ok("terminal_list", json!({})).await;
+    let entry = list_entry(&list, &id).unwrap_or_else(|| panic!("{list}"));
+    assert!(
+        entry["endsInSecs"].as_u64().is_some_and(|s| s <= 2),
+        "{entry}"
+    );
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let list = server.ok("terminal_list", json!({})).await;
+        if list_entry(&list, &id).is_none() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "still kept: {list}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_joins_a_kept_session_after_its_server_ended() {
+    use std::process::Stdio;
+    use tokio::io::AsyncWriteExt;
+    let rt = Runtime::new();
+    let first = rt.server(&[]).await;
+    let id = start_kept(&first).await;
+    first.stop().await;
+
+    // Found by id alone: the host holds its attach socket.
+    let mut child = tokio::process::Command::new(common::BIN)
+        .args(["attach", &id])
+        .env("XDG_RUNTIME_DIR", rt.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run termpilot attach");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(b"echo via-$((6*7))-attach\r")
+        .await
+        .unwrap();
+    stdin.flush().await.unwrap();
+    let second = rt.server(&[]).await;
+    let waited = second
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^via-42-attach$", "on": "screen"}),
+        )
+        .await;
+    assert_eq!(waited["matched"], true, "{waited}");
+    stdin.write_all(b"\x1d").await.unwrap();
+    stdin.flush().await.unwrap();
+    let out = tokio::time::timeout(common::TEST_TIMEOUT, child.wait_with_output())
+        .await
+        .expect("attach ended in time")
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("via-42-attach"),
+        "{out:?}"
+    );
+    second.ok("terminal_stop", json!({"sessionId": id})).await;
+    second.stop().await;
+}
+
+#[tokio::test]
+async fn keep_sessions_keeps_every_native_start_unless_told_not_to() {
+    let rt = Runtime::new();
+    let server = rt.server(&["--keep-sessions"]).await;
+    let kept = server.ok("terminal_start", json!({})).await;
+    let id = kept["sessionId"].as_str().unwrap().to_string();
+    assert!(id.starts_with("k-") && kept["kept"] == true, "{kept}");
+    let local = server.ok("terminal_start", json!({"keep": false})).await;
+    let local_id = local["sessionId"].as_str().unwrap();
+    assert!(!local_id.starts_with("k-"), "{local}");
+    let e = server
+        .err("terminal_start", json!({"keep": true, "host": "box"}))
+        .await;
+    assert!(e.contains("keep cannot be combined with host"), "{e}");
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    server.stop().await;
+}
+
+/// A session host of another termpilot version: answers the handshake, records every
+/// request it gets.
+async fn older_host(socket: PathBuf) -> tokio::sync::mpsc::UnboundedReceiver<String> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let listener = tokio::net::UnixListener::bind(&socket).expect("bind the fake host");
+    let (seen, methods) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let (read, mut write) = stream.into_split();
+                let mut lines = BufReader::new(read).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let msg: Value = serde_json::from_str(&line).unwrap_or_default();
+                    let method = msg["method"].as_str().unwrap_or("").to_string();
+                    let _ = seen.send(method.clone());
+                    if method == "initialize" {
+                        let reply = json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                            "protocolVersion": msg["params"]["protocolVersion"],
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "termpilot-session-host/0", "version": "0.0.1"}}});
+                        let _ = write.write_all(format!("{reply}\n").as_bytes()).await;
+                    }
+                }
+            });
+        }
+    });
+    methods
+}
+
+#[tokio::test]
+async fn a_host_of_another_version_is_named_and_left_alone() {
+    let rt = Runtime::new();
+    let keep = rt.keep_dir();
+    std::fs::create_dir_all(&keep).unwrap();
+    for p in [rt.dir.path().join("termpilot"), keep.clone()] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let mut methods = older_host(keep.join("host.sock")).await;
+    let server = rt.server(&[]).await;
+    let e = server.err("terminal_start", json!({"keep": true})).await;
+    assert!(
+        e.contains("another termpilot") && e.contains("0.0.1") && e.contains("does not use it"),
+        "{e}"
+    );
+    let e = server
+        .err("terminal_read", json!({"sessionId": "k-old-one"}))
+        .await;
+    assert!(e.contains("does not use it"), "{e}");
+    server.stop().await;
+    let mut asked = Vec::new();
+    while let Ok(m) = methods.try_recv() {
+        asked.push(m);
+    }
+    assert!(asked.contains(&"initialize".to_string()), "{asked:?}");
+    assert!(
+        !asked.iter().any(|m| m == "tools/call"),
+        "the older host was used: {asked:?}"
+    );
+    assert!(rt.host_pids().is_empty(), "a second host was started");
+}
+
+#[tokio::test]
+async fn two_servers_keeping_at_once_share_one_host() {
+    let rt = Runtime::new();
+    let (a, b) = tokio::join!(rt.server(&[]), rt.server(&[]));
+    let (ia, ib) = tokio::join!(start_kept(&a), start_kept(&b));
+    assert_ne!(ia, ib);
+    rt.host_pid();
+    let listed = a.ok("terminal_list", json!({})).await;
+    assert!(
+        list_entry(&listed, &ia).is_some() && list_entry(&listed, &ib).is_some(),
+        "{listed}"
+    );
+    a.ok("terminal_stop", json!({"sessionId": ia})).await;
+    b.ok("terminal_stop", json!({"sessionId": ib})).await;
+    a.stop().await;
+    b.stop().await;
+}
