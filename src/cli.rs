@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use termpilot_core::Config;
-use termpilot_core::config::{self, Surface};
+use termpilot_core::config;
+
+use crate::mcp::registry::Surface;
 use termpilot_core::sandbox;
 
 #[derive(Debug, Parser)]
@@ -244,7 +246,8 @@ fn parse_ssh_option(s: &str) -> Result<String, String> {
 }
 
 impl ServeArgs {
-    pub fn into_config(self) -> Config {
+    /// The core's configuration, and the tool surface the face serves.
+    pub fn into_config(self) -> (Config, Surface) {
         let list = |s: &str| -> Vec<String> {
             s.split(',')
                 .map(str::trim)
@@ -266,7 +269,7 @@ impl ServeArgs {
             }
             surface.disabled_tools = list(disabled);
         }
-        Config {
+        let config = Config {
             shell: self.shell.filter(|s| !s.is_empty()),
             cwd: self.cwd,
             cols: self.cols,
@@ -276,7 +279,6 @@ impl ServeArgs {
             max_sessions: self.max_sessions as usize,
             idle_timeout: self.idle_timeout.unwrap_or(config::DEFAULT_IDLE_TIMEOUT),
             state_dir: self.state_dir.unwrap_or_else(config::default_state_dir),
-            surface,
             remote: termpilot_core::remote::RemoteOptions {
                 ssh_config: self.ssh_config,
                 ssh_options: self.ssh_options,
@@ -291,7 +293,8 @@ impl ServeArgs {
             max_spill_bytes: self.max_spill_bytes,
             session_ids: config::SessionIds::default(),
             evict_lru: self.evict_lru,
-        }
+        };
+        (config, surface)
     }
 }
 
@@ -333,9 +336,9 @@ mod tests {
     #[test]
     fn empty_disabled_list_registers_everything_directly() {
         let cli = Cli::parse_from(["termpilot", "--disabled-tools", ""]);
-        let config = cli.serve.into_config();
-        assert!(config.surface.all_direct);
-        assert!(config.surface.disabled_tools.is_empty());
+        let (_, surface) = cli.serve.into_config();
+        assert!(surface.all_direct);
+        assert!(surface.disabled_tools.is_empty());
     }
 
     #[test]
@@ -349,9 +352,9 @@ mod tests {
         let Some(Command::Serve(given)) = cli.command else {
             panic!("`serve` parses as the serve subcommand");
         };
-        let config = given.serve.into_config();
+        let (_, surface) = given.serve.into_config();
         assert_eq!(
-            config.surface.core_tools,
+            surface.core_tools,
             Some(vec![
                 "terminal_list".to_string(),
                 "terminal_exec".to_string()

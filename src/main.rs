@@ -110,7 +110,7 @@ fn main() -> std::process::ExitCode {
                 }
             };
             let compat = serve_args.compat.clone();
-            let config = serve_args.into_config();
+            let (config, surface) = serve_args.into_config();
             // A shell that is not there is refused now, not replaced by the default later.
             if let Some(shell) = config.shell.as_deref()
                 && let Err(e) = termpilot_core::session::shell::resolve(Some(shell), None)
@@ -119,7 +119,7 @@ fn main() -> std::process::ExitCode {
                 return std::process::ExitCode::from(2);
             }
             let explicit = cli::explicit(&matches);
-            match serve(config, compat.as_deref(), explicit, http, token) {
+            match serve(config, surface, compat.as_deref(), explicit, http, token) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("termpilot: {e:#}");
@@ -188,6 +188,7 @@ fn init_logging() {
 
 fn serve(
     mut config: termpilot_core::Config,
+    mut surface: mcp::registry::Surface,
     compat: Option<&str>,
     explicit: mcp::compat::Explicit,
     http: cli::HttpArgs,
@@ -203,7 +204,7 @@ fn serve(
     let tools = match preset {
         Some(preset) => {
             preset
-                .configure(&mut config, explicit)
+                .configure(&mut config, &mut surface, explicit)
                 .map_err(anyhow::Error::msg)?;
             preset.tools(mcp::tools::all())
         }
@@ -211,11 +212,11 @@ fn serve(
     };
     termpilot_core::sandbox::install(&config.sandbox, config.cwd.as_deref())
         .map_err(anyhow::Error::msg)?;
-    let registry =
-        mcp::registry::Registry::build(tools, &config.surface).map_err(anyhow::Error::msg)?;
+    let registry = mcp::registry::Registry::build(tools, &surface, mcp::tools::extra::declaration)
+        .map_err(anyhow::Error::msg)?;
     // Before the runtime starts a thread: what the server starts must end with it, however
-    // it dies (`termpilot_core::exec::undertaker`).
-    termpilot_core::exec::undertaker::start();
+    // it dies (`termpilot_core::host::undertaker`).
+    termpilot_core::host::undertaker::start();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -990,3 +990,38 @@ async fn a_dropped_termpilot_link_ends_its_sessions_with_a_notice_and_no_local_o
     assert_eq!(children_named(server.pid, "ssh").len(), 1, "one new link");
     server.stop().await;
 }
+
+/// A target whose transport is not installed here is named as such (a typed "not found"
+/// from the runner, not a match on its wording), for a one-shot run and for a fleet.
+#[tokio::test]
+async fn a_target_whose_transport_is_not_installed_says_so() {
+    let empty = tempfile::tempdir().unwrap();
+    // `sh` is needed by nothing here: the transport is spawned directly.
+    let path = empty.path().display().to_string();
+    let server = common::start_with(common::Era::Initialize, &[], &[("PATH", &path)]).await;
+    let e = server
+        .err(
+            "terminal_run",
+            json!({"cmd": "true", "host": "k8s://api-0"}),
+        )
+        .await;
+    assert!(
+        e.contains("`k8s://api-0` is reached through `kubectl`, which is not installed here"),
+        "{e}"
+    );
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "true", "hosts": ["docker://a", "k8s://b"]}),
+        )
+        .await;
+    assert_eq!(r["summary"]["unreachable"], 2, "{r}");
+    assert_eq!(r["results"][0]["status"], "unreachable", "{r}");
+    assert_eq!(r["results"][0]["reason"], "error", "{r}");
+    let why = r["results"][0]["error"].as_str().unwrap();
+    assert!(
+        why.contains("is reached through `docker`, which is not installed here"),
+        "{r}"
+    );
+    server.stop().await;
+}

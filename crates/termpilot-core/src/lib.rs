@@ -12,6 +12,7 @@ pub mod ended;
 pub mod error;
 pub mod exec;
 pub mod files;
+pub mod host;
 pub mod jobs;
 pub mod locks;
 pub mod platform;

@@ -79,7 +79,7 @@ pub struct StartRequest {
     pub name: Option<String>,
     pub theme: Option<String>,
     /// A plain-terminal session on another machine (its shell is `remote.kind` there).
-    pub remote: Option<crate::remote::shell::RemoteShell>,
+    pub remote: Option<crate::session::remote_shell::RemoteShell>,
     /// A stricter sandbox than the server's for this session (never a looser one).
     pub sandbox: Option<crate::sandbox::Mode>,
 }
@@ -328,7 +328,7 @@ impl SessionManager {
             why
         };
         self.ended.record(&session, &why);
-        crate::exec::spill::remove_owned(&session.spill_owner());
+        crate::host::spill::remove_owned(&session.spill_owner());
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(kill_off_workers(session));
@@ -401,7 +401,7 @@ impl SessionManager {
                     let why = format!("its shell exited ({})", describe_exit(&exit));
                     self.ended.record(&session, &why);
                 }
-                crate::exec::spill::remove_owned(&session.spill_owner());
+                crate::host::spill::remove_owned(&session.spill_owner());
                 // Its processes are gone or going; what it left is killed off the workers.
                 if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                     runtime.spawn(kill_off_workers(session.clone()));
@@ -657,7 +657,7 @@ impl SessionManager {
                 }
                 reserve(&mut inner, &session, why.clone(), last_screen);
             }
-            crate::exec::spill::remove_owned(&session.spill_owner());
+            crate::host::spill::remove_owned(&session.spill_owner());
             kill_off_workers(session.clone()).await;
             self.ended.record(&session, &why);
             self.changed();
@@ -700,7 +700,7 @@ async fn kill_off_workers(session: Arc<Session>) {
         }
         Err(_) => session.kill().await,
     }
-    crate::exec::spill::remove_owned(&owner);
+    crate::host::spill::remove_owned(&owner);
 }
 
 fn reserve(inner: &mut Inner, session: &Session, why: String, last_screen: String) {

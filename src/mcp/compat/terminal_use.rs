@@ -21,7 +21,7 @@ use super::terminal_use_io::{self as io, Input};
 use super::terminal_use_text as text;
 use super::{ErrorShape, Explicit, Identity, Natives};
 use crate::mcp::args;
-use crate::mcp::registry::{BoxFuture, ToolCtx, ToolDef};
+use crate::mcp::registry::{BoxFuture, Surface, ToolCtx, ToolDef};
 use crate::mcp::reply::{Reply, ToolError};
 
 pub fn identity() -> Identity {
@@ -45,10 +45,14 @@ pub fn identity() -> Identity {
 }
 
 /// Numeric ids, eviction at the limit, all tools direct.
-pub fn configure(config: &mut Config, explicit: Explicit) -> Result<(), String> {
+pub fn configure(
+    config: &mut Config,
+    surface: &mut Surface,
+    explicit: Explicit,
+) -> Result<(), String> {
     config.session_ids = SessionIds::Numbers;
     config.evict_lru = true;
-    config.surface.all_direct = true;
+    surface.all_direct = true;
     if !explicit.max_sessions {
         config.max_sessions = 50;
     }

@@ -21,7 +21,7 @@ use super::ids::{self, Mapped};
 use super::link::Link;
 use super::links::{Way, links};
 use super::{VIA_TERMINAL, VIA_TERMPILOT, route};
-use crate::mcp::registry::{BoxFuture, Forward, ToolCtx};
+use crate::mcp::ctx::{BoxFuture, Forward, ToolCtx};
 use crate::mcp::reply::{Reply, ToolError};
 
 /// True when the call may leave this machine: [`crate::mcp::registry::ToolDef::call`] then
@@ -218,7 +218,7 @@ fn check_env_names(raw: &JsonObject) -> Result<(), ToolError> {
         return Ok(());
     };
     let env: Vec<(String, String)> = env.keys().map(|k| (k.clone(), String::new())).collect();
-    Ok(termpilot_core::remote::shell::RemoteShell::check_env(&env)?)
+    Ok(termpilot_core::session::remote_shell::RemoteShell::check_env(&env)?)
 }
 
 /// The concatenated text blocks of a result.

@@ -346,13 +346,13 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
 }
 
 /// What became of a stopped session's processes: all gone, or which could not be ended.
-fn processes_gone(survivors: &[termpilot_core::exec::marker::Survivor]) -> String {
+fn processes_gone(survivors: &[termpilot_core::host::marker::Survivor]) -> String {
     if survivors.is_empty() {
         "its processes are gone".into()
     } else {
         format!(
             "its processes are gone except these, which could not be ended and still run: {} (end them yourself, e.g. kill -9 PID)",
-            termpilot_core::exec::marker::describe(survivors)
+            termpilot_core::host::marker::describe(survivors)
         )
     }
 }
@@ -371,7 +371,7 @@ fn transcript_failed(
     body: &[u8],
     e: &std::io::Error,
 ) -> String {
-    let kept = termpilot_core::exec::spill::create("transcript").and_then(|(mut file, kept)| {
+    let kept = termpilot_core::host::spill::create("transcript").and_then(|(mut file, kept)| {
         use std::io::Write;
         file.write_all(body)
             .and_then(|()| file.sync_all())

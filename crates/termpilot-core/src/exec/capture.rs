@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-use super::spill;
+use crate::host::spill;
 
 /// How many output bytes a run keeps in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

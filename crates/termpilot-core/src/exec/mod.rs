@@ -12,18 +12,13 @@
 pub mod backoff;
 pub mod capture;
 pub mod checks;
-pub mod env;
-pub mod marker;
 pub mod pager;
 pub mod parse;
-pub mod private;
 pub mod python;
 pub mod resolve;
 pub mod runner;
 pub mod shell;
 pub mod spawner;
-pub mod spill;
-pub mod undertaker;
 pub mod verdict;
 
 pub use capture::{Captured, OutputCap};

@@ -13,8 +13,8 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::exec::env::CHILD_ENV;
 use crate::exec::shell::{Shell, ShellCommand};
+use crate::host::env::CHILD_ENV;
 
 /// The shell a job's command is given to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,15 +4,15 @@
 //! user's ssh config as the inventory), `docker`/`podman exec` and `kubectl exec` — and
 //! never speaks a wire protocol of its own here. [`target`] parses the `host` strings,
 //! [`transport`] builds the argv (SSH always strict about host keys, never prompting),
-//! [`script`] the POSIX text run on the target, [`shell`] a plain-terminal session's
-//! transport command line (hooks delivered in band), [`failure`] tells a broken link from a
+//! [`script`] the POSIX text run on the target, [`failure`] tells a broken link from a
 //! failing command, and [`fleet`] runs one command on many targets. One-shot runs go
-//! through the one runner, [`crate::exec::run`], like every other process.
+//! through the one runner, [`crate::exec::run`], like every other process. A plain-terminal
+//! session on a target (the transport on a local PTY, hooks delivered in band) is a session's
+//! business: `session/remote_shell.rs`.
 
 pub mod failure;
 pub mod fleet;
 pub mod script;
-pub mod shell;
 pub mod target;
 pub mod transport;
 
@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::exec::{Outcome, OutputCap, Spec};
 pub use failure::LinkFailure;
 pub use script::RemoteCommand;
@@ -59,7 +59,8 @@ pub async fn run(
     spec.timeout = job.timeout;
     spec.cap = job.cap;
     let out = match crate::exec::run(spec, cancel).await {
-        Err(Error::InvalidInput(m)) if m.contains("was not found") => {
+        // The transport itself is missing here (typed: the runner's own "not found").
+        Err(Error::Fault(Fault::ProgramNotFound { .. })) => {
             return Err(Error::InvalidInput(format!(
                 "`{target}` is reached through `{program}`, which is not installed here; install it or put it on PATH."
             )));

@@ -3,7 +3,7 @@
 
 use alacritty_terminal::vte::ansi::Rgb;
 
-use super::glyphs::{Pixels, Sprite};
+use super::sprite::{Pixels, Sprite};
 
 pub(crate) struct Canvas {
     pub width: u32,

@@ -20,6 +20,7 @@ mod glyphs;
 mod paint;
 mod palette;
 mod snapshot;
+mod sprite;
 #[cfg(test)]
 mod tests;
 mod theme;

@@ -175,7 +175,7 @@ fn resolve(settings: &Settings, cwd: Option<&Path>) -> std::result::Result<Polic
     // Created by the wrapper (0700) when a child first needs it.
     let tmp = paths::resolve(
         &std::env::temp_dir()
-            .join(crate::exec::spill::user_folder())
+            .join(crate::host::spill::user_folder())
             .join(format!("sandbox-{}", std::process::id())),
     );
     let network = settings.network.unwrap_or(if settings.mode == Mode::Off {

@@ -41,6 +41,7 @@ pub mod prompt_exec_capture;
 pub mod prompt_exec_input;
 pub mod prompt_exec_render;
 pub mod redraw;
+pub mod remote_shell;
 pub mod replies;
 pub mod scan;
 pub mod screen;

@@ -134,7 +134,7 @@ impl Session {
         Ok(())
     }
 
-    /// Who owns the spill files this session's calls write ([`crate::exec::spill::create_owned`]):
+    /// Who owns the spill files this session's calls write ([`crate::host::spill::create_owned`]):
     /// this incarnation of the session, so a restart under the same id ends them too.
     pub(crate) fn spill_owner(&self) -> String {
         format!("session {} pid {}", self.id, self.pid)

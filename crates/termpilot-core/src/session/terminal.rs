@@ -26,7 +26,7 @@ use super::replies::{Asker, ReplyContext};
 use super::shell::SessionShell;
 use super::text::LineHistory;
 use crate::error::{Error, Fault, Result};
-use crate::exec::env::CHILD_ENV;
+use crate::host::env::CHILD_ENV;
 use crate::platform;
 
 /// How long a write may wait for the program to take its input.
@@ -51,7 +51,7 @@ pub struct Shape {
     pub name: Option<String>,
     pub theme: String,
     /// A plain-terminal session on another machine: the transport is the program here.
-    pub remote: Option<crate::remote::shell::RemoteShell>,
+    pub remote: Option<crate::session::remote_shell::RemoteShell>,
 }
 
 /// A session's state at a glance.
@@ -175,11 +175,11 @@ pub struct Session {
     /// When the main process started (with `pid`, names it for good).
     pid_start: Option<u64>,
     /// This incarnation's marker value: everything it starts carries it (see
-    /// [`crate::exec::marker`]), so what left its tree is ended too.
+    /// [`crate::host::marker`]), so what left its tree is ended too.
     mark: String,
     /// What carried the marker and could not be ended when the session was killed (`None`
     /// until it was).
-    survivors: Mutex<Option<Vec<crate::exec::marker::Survivor>>>,
+    survivors: Mutex<Option<Vec<crate::host::marker::Survivor>>>,
     state: Arc<Mutex<State>>,
     input: std::sync::mpsc::Sender<WriteJob>,
     master: Mutex<Box<dyn MasterPty + Send>>,
@@ -256,8 +256,8 @@ impl Session {
             cmd.env_remove(k);
         }
         // Last: the marker is the server's, whatever the session's env said.
-        let mark = crate::exec::marker::for_session();
-        cmd.env(crate::exec::marker::MARKER, &mark);
+        let mark = crate::host::marker::for_session();
+        cmd.env(crate::host::marker::MARKER, &mark);
         // Then the environment is sealed for the sandbox wrapper (marker included).
         #[cfg(unix)]
         crate::sandbox::seal_pty(&mut cmd);
@@ -729,7 +729,7 @@ impl Session {
 
     /// Processes the session started that could not be ended when it was killed (by pid and
     /// command line): a reply names them instead of saying they are gone.
-    pub fn survivors(&self) -> Vec<crate::exec::marker::Survivor> {
+    pub fn survivors(&self) -> Vec<crate::host::marker::Survivor> {
         self.survivors
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -747,12 +747,12 @@ impl Session {
         // What the shell left behind in its terminal session, even after it exited.
         platform::kill_session(self.pid, self.pid_start);
         // What left the session too (`setsid -f`, a double fork) still carries the marker.
-        let survivors = crate::exec::marker::end(&self.mark).await;
+        let survivors = crate::host::marker::end(&self.mark).await;
         if !survivors.is_empty() {
             tracing::warn!(
                 "session {}: could not end {}",
                 self.id,
-                crate::exec::marker::describe(&survivors)
+                crate::host::marker::describe(&survivors)
             );
         }
         *self.survivors.lock().unwrap_or_else(|e| e.into_inner()) = Some(survivors);
@@ -791,7 +791,7 @@ impl Drop for Session {
             }
             platform::kill_session(pid, start);
             if !killed {
-                crate::exec::marker::end_blocking(&mark, false);
+                crate::host::marker::end_blocking(&mark, false);
             }
         };
         match tokio::runtime::Handle::try_current() {

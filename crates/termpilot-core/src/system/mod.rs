@@ -2,6 +2,7 @@
 //!
 //! Each is one file; platform differences stay inside it behind `cfg`.
 
+mod capture;
 pub mod lockers;
 pub mod processes;
 pub mod screenshot;

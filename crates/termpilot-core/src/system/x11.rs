@@ -6,7 +6,7 @@ use x11rb::protocol::xproto::{
     Atom, AtomEnum, ConnectionExt, ImageFormat, ImageOrder, MapState, Window,
 };
 
-use super::screenshot::Capture;
+use super::capture::Capture;
 use crate::error::{Error, Result};
 
 /// How deep below the root a window is looked for (top-level windows and their frames).

@@ -9,15 +9,15 @@
 //! exit code and cwd, as on this machine. What needs the target's `/proc` (a program
 //! waiting for input) is not looked for: the local `/proc` only shows the transport.
 
-use super::script::quote;
-use super::target::Target;
-use super::transport::{self, RemoteOptions, Tty};
 use crate::error::{Error, Result};
+use crate::remote::script::quote;
+use crate::remote::target::Target;
+use crate::remote::transport::{self, RemoteOptions, Tty};
 use crate::session::integration::new_nonce;
 use crate::session::shell::ShellKind;
 
-const BASH: &str = include_str!("../session/integration/bash.sh");
-const SH: &str = include_str!("../session/integration/sh.sh");
+const BASH: &str = include_str!("integration/bash.sh");
+const SH: &str = include_str!("integration/sh.sh");
 
 /// What a remote plain-terminal session runs; kept in the session's shape, so a restart
 /// (reserved id) connects again the same way.
@@ -56,7 +56,7 @@ impl RemoteShell {
     /// Checks the names of `env` (they become shell variables on the target).
     pub fn check_env(env: &[(String, String)]) -> Result<()> {
         for (key, _) in env {
-            if !super::script::is_name(key) {
+            if !crate::remote::script::is_name(key) {
                 return Err(Error::InvalidInput(format!(
                     "env name `{key}` is not a shell variable name (letters, digits, _); rename it."
                 )));

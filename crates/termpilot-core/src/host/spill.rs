@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 
 /// Default cap on one spill file (1 GiB): past it the rest of a stream is dropped, and the
 /// result says so.
-pub const DEFAULT_CAP: u64 = crate::config::DEFAULT_MAX_SPILL_BYTES;
+pub const DEFAULT_CAP: u64 = 1024 * 1024 * 1024;
 
 static CAP: AtomicU64 = AtomicU64::new(DEFAULT_CAP);
 
