@@ -6,6 +6,8 @@
 //! through [`session::call::SessionCall`], which [`session_manager::SessionManager::call`]
 //! hands out.
 
+#![warn(unreachable_pub)]
+
 pub mod config;
 pub mod core;
 pub mod ended;
@@ -20,6 +22,9 @@ pub mod progress;
 pub mod remote;
 pub mod render;
 pub mod sandbox;
+// session/ is being made private by its own renovation (issue 31 item 2); until then its
+// `pub` items are allowed to outrun what the crate exports.
+#[allow(unreachable_pub)]
 pub mod session;
 pub mod session_manager;
 pub mod system;

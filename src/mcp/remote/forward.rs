@@ -273,13 +273,6 @@ pub fn decorate(obj: &mut serde_json::Map<String, Value>, target: &Target) {
     obj.insert("via".into(), Value::String(VIA_TERMPILOT.into()));
 }
 
-/// `via: "terminal"` on a local entry that names a host (a plain-terminal session).
-pub fn plain_via(obj: &mut serde_json::Map<String, Value>) {
-    if obj.get("host").is_some_and(|h| !h.is_null()) && !obj.contains_key("via") {
-        obj.insert("via".into(), Value::String(VIA_TERMINAL.into()));
-    }
-}
-
 /// Replaces remote session ids (`sessionId` anywhere) with their local ids.
 fn localize(value: &mut Value, generation: u64) {
     match value {

@@ -198,17 +198,44 @@ pub struct ListParams {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ListResult {
-    pub sessions: Vec<serde_json::Value>,
+    #[schemars(with = "Vec<serde_json::Value>")]
+    pub sessions: Vec<Listed>,
     pub count: usize,
 }
 
+/// One session as `terminal_list` shows it: the core's [`SessionSummary`] whole (`verbose`,
+/// with `via` for a plain remote session), or its brief form.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Listed {
+    Full {
+        #[serde(flatten)]
+        summary: SessionSummary,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        via: Option<&'static str>,
+    },
+    Brief(Brief),
+}
+
+/// `terminal_list`'s entry without `verbose`.
+#[derive(Debug, Serialize)]
+pub struct Brief {
+    pub id: String,
+    pub name: Option<String>,
+    pub cwd: String,
+    pub alive: bool,
+    pub busy: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controller: Option<&'static str>,
+}
+
 async fn list(ctx: ToolCtx, p: ListParams) -> Result<ListResult, ToolError> {
-    let sessions: Vec<serde_json::Value> = ctx
+    let sessions: Vec<Listed> = ctx
         .core
         .sessions
         .list()
         .into_iter()
-        .map(|s| summary_json(&s, p.verbose))
+        .map(|s| listed(s, p.verbose))
         .collect();
     Ok(ListResult {
         count: sessions.len(),
@@ -216,21 +243,23 @@ async fn list(ctx: ToolCtx, p: ListParams) -> Result<ListResult, ToolError> {
     })
 }
 
-fn summary_json(s: &SessionSummary, verbose: bool) -> serde_json::Value {
+fn listed(s: SessionSummary, verbose: bool) -> Listed {
     if verbose {
-        let mut full = serde_json::to_value(s).unwrap_or_default();
-        if let Some(obj) = full.as_object_mut() {
-            crate::mcp::remote::forward::plain_via(obj);
-        }
-        full
+        // A session on a target reached the plain way says so, as the remote ones do.
+        let via = s
+            .host
+            .is_some()
+            .then_some(crate::mcp::remote::VIA_TERMINAL);
+        Listed::Full { summary: s, via }
     } else {
-        let mut brief = serde_json::json!({
-            "id": s.id, "name": s.name, "cwd": s.cwd, "alive": s.alive, "busy": s.busy,
-        });
-        if let Some(who) = s.controller {
-            brief["controller"] = who.into();
-        }
-        brief
+        Listed::Brief(Brief {
+            id: s.id,
+            name: s.name,
+            cwd: s.cwd,
+            alive: s.alive,
+            busy: s.busy,
+            controller: s.controller,
+        })
     }
 }
 
