@@ -231,7 +231,7 @@ pub fn given_on_command_line(matches: &clap::ArgMatches) -> Option<String> {
 
 /// `--remote-bin`: a path on the target, checked at start-up.
 fn parse_remote_bin(s: &str) -> Result<String, String> {
-    termpilot_core::remote::transport::check_remote_bin(s).map_err(|e| e.to_string())?;
+    termpilot_core::remote::check_remote_bin(s).map_err(|e| e.to_string())?;
     Ok(s.to_string())
 }
 

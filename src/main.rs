@@ -19,7 +19,7 @@ fn main() -> std::process::ExitCode {
         target_os = "linux",
         any(target_arch = "x86_64", target_arch = "aarch64")
     ))]
-    if let Some(code) = termpilot_core::sandbox::wrapper::from_argv() {
+    if let Some(code) = termpilot_core::sandbox::wrapper_from_argv() {
         return std::process::ExitCode::from(code);
     }
     // Before any thread starts: the token leaves the environment (no child inherits it),
@@ -215,8 +215,8 @@ fn serve(
     let registry = mcp::registry::Registry::build(tools, &surface, mcp::tools::extra::declaration)
         .map_err(anyhow::Error::msg)?;
     // Before the runtime starts a thread: what the server starts must end with it, however
-    // it dies (`termpilot_core::host::undertaker`).
-    termpilot_core::host::undertaker::start();
+    // it dies (`termpilot_core::host::start_undertaker`).
+    termpilot_core::host::start_undertaker();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -86,7 +86,7 @@ pub fn same(a: &str, b: &str) -> bool {
 /// The folder of the token files, created 0700 and checked (refused, with a sentence
 /// naming it, when it is a symlink, another user's, or open to others).
 fn runtime_dir() -> anyhow::Result<PathBuf> {
-    termpilot_core::host::private::dir(RUN).map_err(|e| anyhow::anyhow!("{e}"))
+    termpilot_core::host::private_dir(RUN).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 fn file_name(port: u16) -> String {

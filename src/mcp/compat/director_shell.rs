@@ -225,7 +225,7 @@ async fn shell_run(ctx: ToolCtx, p: ShellRunParams) -> Result<Value, ToolError> 
         } else {
             format!(
                 " (except these, which could not be ended and still run: {})",
-                termpilot_core::host::marker::describe(&out.survivors)
+                termpilot_core::host::describe_survivors(&out.survivors)
             )
         };
         return Err(ToolError::new(format!(

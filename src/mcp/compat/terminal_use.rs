@@ -799,7 +799,7 @@ fn listed(ctx: &ToolCtx, v: &Value) -> String {
             reserved.len()
         ));
         for r in &reserved {
-            let at = termpilot_core::jobs::store::rfc3339(r.at);
+            let at = termpilot_core::jobs::rfc3339(r.at);
             let reason = if let Some(how) = r.why.strip_prefix("its shell exited (") {
                 let how = how.trim_end_matches(')');
                 let how = how

@@ -99,7 +99,7 @@ fn exited_at(call: &SessionCall) -> String {
     call.session()
         .exited_at()
         .and_then(|at| SystemTime::now().checked_sub(at.elapsed()))
-        .map(|t| format!(" at {}", termpilot_core::jobs::store::rfc3339(t)))
+        .map(|t| format!(" at {}", termpilot_core::jobs::rfc3339(t)))
         .unwrap_or_default()
 }
 

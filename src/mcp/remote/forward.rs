@@ -20,7 +20,7 @@ use termpilot_core::remote::Target;
 use super::ids::{self, Mapped};
 use super::link::Link;
 use super::links::{Way, links};
-use super::{VIA_TERMINAL, VIA_TERMPILOT, route};
+use super::{VIA_TERMPILOT, route};
 use crate::mcp::ctx::{BoxFuture, Forward, ToolCtx};
 use crate::mcp::reply::{Reply, ToolError};
 

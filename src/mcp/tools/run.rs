@@ -301,7 +301,7 @@ pub(crate) fn survivors_hint(out: &Outcome) -> Option<String> {
             } else {
                 ""
             },
-            termpilot_core::host::marker::describe(&out.survivors)
+            termpilot_core::host::describe_survivors(&out.survivors)
         )
     })
 }

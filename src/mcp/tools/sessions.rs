@@ -246,10 +246,7 @@ async fn list(ctx: ToolCtx, p: ListParams) -> Result<ListResult, ToolError> {
 fn listed(s: SessionSummary, verbose: bool) -> Listed {
     if verbose {
         // A session on a target reached the plain way says so, as the remote ones do.
-        let via = s
-            .host
-            .is_some()
-            .then_some(crate::mcp::remote::VIA_TERMINAL);
+        let via = s.host.is_some().then_some(crate::mcp::remote::VIA_TERMINAL);
         Listed::Full { summary: s, via }
     } else {
         Listed::Brief(Brief {
@@ -375,13 +372,13 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
 }
 
 /// What became of a stopped session's processes: all gone, or which could not be ended.
-fn processes_gone(survivors: &[termpilot_core::host::marker::Survivor]) -> String {
+fn processes_gone(survivors: &[termpilot_core::host::Survivor]) -> String {
     if survivors.is_empty() {
         "its processes are gone".into()
     } else {
         format!(
             "its processes are gone except these, which could not be ended and still run: {} (end them yourself, e.g. kill -9 PID)",
-            termpilot_core::host::marker::describe(survivors)
+            termpilot_core::host::describe_survivors(survivors)
         )
     }
 }
@@ -400,7 +397,7 @@ fn transcript_failed(
     body: &[u8],
     e: &std::io::Error,
 ) -> String {
-    let kept = termpilot_core::host::spill::create("transcript").and_then(|(mut file, kept)| {
+    let kept = termpilot_core::host::create_spill("transcript").and_then(|(mut file, kept)| {
         use std::io::Write;
         file.write_all(body)
             .and_then(|()| file.sync_all())

@@ -163,7 +163,7 @@ fn powershell() -> String {
 }
 
 /// Where Git for Windows puts bash, in the order they are tried; `var` reads the environment.
-pub fn git_bash_candidates(var: impl Fn(&str) -> Option<String>) -> Vec<PathBuf> {
+pub(crate) fn git_bash_candidates(var: impl Fn(&str) -> Option<String>) -> Vec<PathBuf> {
     let mut roots: Vec<PathBuf> = Vec::new();
     let program_files = var("ProgramFiles").unwrap_or_else(|| r"C:\Program Files".into());
     let program_files_x86 =
@@ -185,7 +185,7 @@ pub fn git_bash_candidates(var: impl Fn(&str) -> Option<String>) -> Vec<PathBuf>
 }
 
 /// Git Bash, from its fixed install paths; an error naming them when none exists.
-pub fn git_bash() -> Result<PathBuf> {
+pub(crate) fn git_bash() -> Result<PathBuf> {
     let candidates = git_bash_candidates(|k| std::env::var(k).ok());
     if let Some(found) = candidates.iter().find(|p| p.is_file()) {
         return Ok(found.clone());
@@ -198,7 +198,7 @@ pub fn git_bash() -> Result<PathBuf> {
 }
 
 /// `word` in single quotes, safe for any POSIX shell (and fish): `it's` → `'it'\''s'`.
-pub fn posix_quote(word: &str) -> String {
+pub(crate) fn posix_quote(word: &str) -> String {
     if !word.is_empty()
         && word.chars().all(|c| {
             c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '=' | ':' | ',')

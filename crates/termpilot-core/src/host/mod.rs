@@ -7,9 +7,15 @@
 //! the server dies ([`undertaker`]), and the one PATH lookup ([`path`]). Nothing here knows
 //! of runs, sessions or the sandbox.
 
-pub mod env;
-pub mod marker;
-pub mod path;
-pub mod private;
-pub mod spill;
-pub mod undertaker;
+pub(crate) mod env;
+pub(crate) mod marker;
+pub(crate) mod path;
+pub(crate) mod private;
+pub(crate) mod spill;
+pub(crate) mod undertaker;
+
+// What the face uses, at this level (the modules are the crate's own).
+pub use marker::{Survivor, describe as describe_survivors};
+pub use private::dir as private_dir;
+pub use spill::create as create_spill;
+pub use undertaker::start as start_undertaker;

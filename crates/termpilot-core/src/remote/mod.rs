@@ -12,9 +12,9 @@
 
 pub mod failure;
 pub mod fleet;
-pub mod script;
-pub mod target;
-pub mod transport;
+pub(crate) mod script;
+pub(crate) mod target;
+pub(crate) mod transport;
 
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ use crate::exec::{Outcome, OutputCap, Spec};
 pub use failure::LinkFailure;
 pub use script::RemoteCommand;
 pub use target::{Engine, Target};
-pub use transport::{RemoteOptions, Tty};
+pub use transport::{RemoteOptions, Tty, argv as transport_argv, check_remote_bin};
 
 /// How a remote one-shot run went: the command ran (whatever its exit code), or the link
 /// to the target failed before it could.

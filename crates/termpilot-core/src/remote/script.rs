@@ -5,10 +5,10 @@
 //! container and in a pod: the working directory, the environment and then the command.
 
 use crate::error::{Error, Result};
-pub use crate::exec::shell::posix_quote as quote;
+pub(crate) use crate::exec::shell::posix_quote as quote;
 
 /// A shell variable name: a letter or `_`, then letters, digits, `_`.
-pub fn is_name(key: &str) -> bool {
+pub(crate) fn is_name(key: &str) -> bool {
     key.chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')

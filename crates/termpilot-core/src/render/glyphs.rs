@@ -47,7 +47,7 @@ pub(crate) fn cache() -> MutexGuard<'static, Glyphs> {
 
 impl Glyphs {
     /// The sprite for `c` drawn `cells` cells wide (1, or 2 for wide characters).
-    pub fn get(&mut self, c: char, style: Style, cells: u32) -> &Sprite {
+    pub(super) fn get(&mut self, c: char, style: Style, cells: u32) -> &Sprite {
         self.lookup(c, style, cells.clamp(1, 2) as u8)
     }
 
@@ -55,7 +55,7 @@ impl Glyphs {
     /// a mark no font has is left out rather than boxed (it rides on a visible base).
     ///
     /// [`get`]: Glyphs::get
-    pub fn mark(&mut self, c: char, style: Style, cells: u32) -> &Sprite {
+    pub(super) fn mark(&mut self, c: char, style: Style, cells: u32) -> &Sprite {
         self.lookup(c, style, MARK | cells.clamp(1, 2) as u8)
     }
 

@@ -20,7 +20,7 @@ pub(crate) enum Pixels {
 }
 
 impl Sprite {
-    pub fn empty() -> Sprite {
+    pub(super) fn empty() -> Sprite {
         Sprite {
             left: 0,
             top: 0,

@@ -57,7 +57,12 @@ mod seccomp;
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
-pub mod wrapper;
+pub(crate) mod wrapper;
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+pub use wrapper::from_argv as wrapper_from_argv;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;

@@ -18,7 +18,7 @@ fn x_err(what: &str, e: impl std::fmt::Display) -> Error {
     ))
 }
 
-pub fn grab(title: Option<&str>) -> Result<Capture> {
+pub(super) fn grab(title: Option<&str>) -> Result<Capture> {
     let display = std::env::var("DISPLAY").unwrap_or_default();
     if display.is_empty() {
         return Err(Error::Other(
