@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use termpilot_core::Core;
-use termpilot_core::progress::Progress;
+use termpilot_core::Progress;
 use tokio_util::sync::CancellationToken;
 
 use super::reply::{Reply, ToolError};

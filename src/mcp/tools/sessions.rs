@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use termpilot_core::session::emulator::Size;
 use termpilot_core::session::terminal::describe_exit;
 use termpilot_core::session::transcript;
-use termpilot_core::session_manager::{SessionSummary, StartRequest, Stopped};
+use termpilot_core::{SessionSummary, StartRequest, Stopped};
 
 use super::session_call::lock;
 use crate::mcp::args::yes;
