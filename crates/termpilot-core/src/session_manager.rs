@@ -670,7 +670,7 @@ impl SessionManager {
     }
 
     /// The current working directory of session `id` (relative file paths resolve against it).
-    pub fn cwd_of(&self, id: &str) -> crate::Result<std::path::PathBuf> {
+    pub fn cwd_of(&self, id: &str) -> crate::error::Result<std::path::PathBuf> {
         Ok(self.get(id)?.cwd())
     }
 
