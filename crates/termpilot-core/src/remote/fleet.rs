@@ -263,4 +263,71 @@ mod tests {
             vec![("a", vec![0, 2]), ("b", vec![1, 4]), ("c", vec![3])]
         );
     }
+
+    fn ran(exit_code: Option<i32>, timed_out: bool, stdout: &str) -> Result<Ran> {
+        Ok(Ran::Done(Box::new(Outcome {
+            exit_code,
+            signal: None,
+            timed_out,
+            duration: std::time::Duration::from_millis(7),
+            stdout: Captured {
+                preview: stdout.as_bytes().to_vec(),
+                total_bytes: stdout.len() as u64,
+                ..Default::default()
+            },
+            stderr: Captured::default(),
+            program: "ssh".into(),
+            survivors: Vec::new(),
+        })))
+    }
+
+    #[test]
+    fn each_target_gets_its_status_and_equal_outputs_one_group() {
+        let targets: Vec<Target> = ["a", "b", "c", "d", "e", "f"]
+            .iter()
+            .map(|h| Target::parse(h).unwrap())
+            .collect();
+        let runs = vec![
+            ran(Some(0), false, "same\n"),
+            ran(Some(1), false, "other\n"),
+            ran(None, true, ""),
+            Ok(Ran::LinkFailed(super::super::LinkFailure::LoginRefused)),
+            Err(Error::Other("no way there".into())),
+            ran(Some(0), false, "same\n"),
+        ];
+        let report = judge(&targets, runs, Some(0));
+        let table: Vec<(&str, Status, bool, Option<usize>, Option<&str>)> = report
+            .results
+            .iter()
+            .map(|r| (r.host.as_str(), r.status, r.ok, r.output, r.reason))
+            .collect();
+        assert_eq!(
+            table,
+            vec![
+                ("a", Status::Ok, true, Some(0), None),
+                ("b", Status::Failed, false, Some(1), None),
+                ("c", Status::TimedOut, false, Some(2), None),
+                ("d", Status::Unreachable, false, None, Some("loginRefused")),
+                ("e", Status::Unreachable, false, None, Some("error")),
+                ("f", Status::Ok, true, Some(0), None),
+            ]
+        );
+        assert_eq!(
+            report.summary,
+            Summary {
+                total: 6,
+                succeeded: 2,
+                failed: 1,
+                timed_out: 1,
+                unreachable: 2,
+            }
+        );
+        assert!(!report.ok);
+        assert_eq!(report.outputs[0].hosts, ["a", "f"]);
+        assert_eq!(report.outputs[0].stdout, "same\n");
+        assert_eq!(report.results[4].error.as_deref(), Some("no way there"));
+        // Any exit code will do when none is asked for.
+        let any = judge(&targets[1..2], vec![ran(Some(1), false, "")], None);
+        assert!(any.ok && any.results[0].status == Status::Ok);
+    }
 }
