@@ -506,6 +506,12 @@ async fn a_plain_terminal_over_ssh_gives_exact_exec_results() {
 
     let list = server.ok("terminal_list", json!({})).await;
     assert_eq!(list["sessions"][0]["host"], "alpha", "{list}");
+    assert_eq!(list["sessions"][0]["via"], "terminal", "{list}");
+    // The brief form: the same five fields for any session, no host or via.
+    let brief = server.ok("terminal_list", json!({"verbose": false})).await;
+    let keys: Vec<&String> = brief["sessions"][0].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["alive", "busy", "cwd", "id", "name"], "{brief}");
+    assert_eq!(brief["count"], 1, "{brief}");
     let history = server
         .extra(
             "terminal_get_history",
