@@ -296,7 +296,9 @@ mod tests {
             ran(Some(0), false, "same\n"),
         ];
         let report = judge(&targets, runs, Some(0));
-        let table: Vec<(&str, Status, bool, Option<usize>, Option<&str>)> = report
+        // host, status, ok, output group, reason
+        type Row<'a> = (&'a str, Status, bool, Option<usize>, Option<&'a str>);
+        let table: Vec<Row> = report
             .results
             .iter()
             .map(|r| (r.host.as_str(), r.status, r.ok, r.output, r.reason))

@@ -2,7 +2,7 @@
 //! writer (`screenshot.rs`).
 
 /// Pixels captured from the display: RGB, row-major, 3 bytes a pixel.
-pub struct Capture {
+pub(crate) struct Capture {
     pub width: u32,
     pub height: u32,
     pub rgb: Vec<u8>,

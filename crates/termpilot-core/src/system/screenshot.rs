@@ -133,7 +133,7 @@ fn grab(_title: Option<&str>) -> Result<Capture> {
 }
 
 /// RGB pixels to PNG bytes.
-pub fn encode_png(c: &Capture) -> Result<Vec<u8>> {
+pub(crate) fn encode_png(c: &Capture) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     let mut enc = png::Encoder::new(&mut out, c.width, c.height);
     enc.set_color(png::ColorType::Rgb);
