@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use termpilot_core::Config;
-use termpilot_core::config::{self, Surface};
+use termpilot_core::config;
+
+use crate::mcp::registry::Surface;
 use termpilot_core::sandbox;
 
 #[derive(Debug, Parser)]
@@ -253,7 +255,7 @@ pub fn given_on_command_line(matches: &clap::ArgMatches) -> Option<String> {
 
 /// `--remote-bin`: a path on the target, checked at start-up.
 fn parse_remote_bin(s: &str) -> Result<String, String> {
-    termpilot_core::remote::transport::check_remote_bin(s).map_err(|e| e.to_string())?;
+    termpilot_core::remote::check_remote_bin(s).map_err(|e| e.to_string())?;
     Ok(s.to_string())
 }
 
@@ -268,7 +270,8 @@ fn parse_ssh_option(s: &str) -> Result<String, String> {
 }
 
 impl ServeArgs {
-    pub fn into_config(self) -> Config {
+    /// The core's configuration, and the tool surface the face serves.
+    pub fn into_config(self) -> (Config, Surface) {
         let list = |s: &str| -> Vec<String> {
             s.split(',')
                 .map(str::trim)
@@ -290,7 +293,7 @@ impl ServeArgs {
             }
             surface.disabled_tools = list(disabled);
         }
-        Config {
+        let config = Config {
             shell: self.shell.filter(|s| !s.is_empty()),
             cwd: self.cwd,
             cols: self.cols,
@@ -300,7 +303,6 @@ impl ServeArgs {
             max_sessions: self.max_sessions as usize,
             idle_timeout: self.idle_timeout.unwrap_or(config::DEFAULT_IDLE_TIMEOUT),
             state_dir: self.state_dir.unwrap_or_else(config::default_state_dir),
-            surface,
             remote: termpilot_core::remote::RemoteOptions {
                 ssh_config: self.ssh_config,
                 ssh_options: self.ssh_options,
@@ -315,7 +317,8 @@ impl ServeArgs {
             max_spill_bytes: self.max_spill_bytes,
             session_ids: config::SessionIds::default(),
             evict_lru: self.evict_lru,
-        }
+        };
+        (config, surface)
     }
 }
 
@@ -357,9 +360,9 @@ mod tests {
     #[test]
     fn empty_disabled_list_registers_everything_directly() {
         let cli = Cli::parse_from(["termpilot", "--disabled-tools", ""]);
-        let config = cli.serve.into_config();
-        assert!(config.surface.all_direct);
-        assert!(config.surface.disabled_tools.is_empty());
+        let (_, surface) = cli.serve.into_config();
+        assert!(surface.all_direct);
+        assert!(surface.disabled_tools.is_empty());
     }
 
     #[test]
@@ -373,9 +376,9 @@ mod tests {
         let Some(Command::Serve(given)) = cli.command else {
             panic!("`serve` parses as the serve subcommand");
         };
-        let config = given.serve.into_config();
+        let (_, surface) = given.serve.into_config();
         assert_eq!(
-            config.surface.core_tools,
+            surface.core_tools,
             Some(vec![
                 "terminal_list".to_string(),
                 "terminal_exec".to_string()

@@ -20,7 +20,7 @@ fn main() -> std::process::ExitCode {
         target_os = "linux",
         any(target_arch = "x86_64", target_arch = "aarch64")
     ))]
-    if let Some(code) = termpilot_core::sandbox::wrapper::from_argv() {
+    if let Some(code) = termpilot_core::sandbox::wrapper_from_argv() {
         return std::process::ExitCode::from(code);
     }
     // Before any thread starts: the token leaves the environment (no child inherits it),
@@ -127,7 +127,7 @@ fn main() -> std::process::ExitCode {
             let compat = serve_args.compat.clone();
             mcp::secrets::configure(serve_args.ask_person.as_deref(), compat.is_some());
             let (keep_all, keep_idle) = (serve_args.keep_sessions, serve_args.keep_idle);
-            let config = serve_args.into_config();
+            let (config, surface) = serve_args.into_config();
             // Presets keep their seed's lifecycle: nothing of theirs is kept.
             if keep_all && compat.is_some() {
                 eprintln!(
@@ -148,7 +148,7 @@ fn main() -> std::process::ExitCode {
                 return std::process::ExitCode::from(2);
             }
             let explicit = cli::explicit(&matches);
-            match serve(config, compat.as_deref(), explicit, http, token) {
+            match serve(config, surface, compat.as_deref(), explicit, http, token) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("termpilot: {e:#}");
@@ -217,6 +217,7 @@ fn init_logging() {
 
 fn serve(
     mut config: termpilot_core::Config,
+    mut surface: mcp::registry::Surface,
     compat: Option<&str>,
     explicit: mcp::compat::Explicit,
     http: cli::HttpArgs,
@@ -232,7 +233,7 @@ fn serve(
     let tools = match preset {
         Some(preset) => {
             preset
-                .configure(&mut config, explicit)
+                .configure(&mut config, &mut surface, explicit)
                 .map_err(anyhow::Error::msg)?;
             preset.tools(mcp::tools::all())
         }
@@ -240,11 +241,11 @@ fn serve(
     };
     termpilot_core::sandbox::install(&config.sandbox, config.cwd.as_deref())
         .map_err(anyhow::Error::msg)?;
-    let registry =
-        mcp::registry::Registry::build(tools, &config.surface).map_err(anyhow::Error::msg)?;
+    let registry = mcp::registry::Registry::build(tools, &surface, mcp::tools::extra::declaration)
+        .map_err(anyhow::Error::msg)?;
     // Before the runtime starts a thread: what the server starts must end with it, however
-    // it dies (`termpilot_core::exec::undertaker`).
-    termpilot_core::exec::undertaker::start();
+    // it dies (`termpilot_core::host::start_undertaker`).
+    termpilot_core::host::start_undertaker();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -505,6 +505,12 @@ async fn a_plain_terminal_over_ssh_gives_exact_exec_results() {
 
     let list = server.ok("terminal_list", json!({})).await;
     assert_eq!(list["sessions"][0]["host"], "alpha", "{list}");
+    assert_eq!(list["sessions"][0]["via"], "terminal", "{list}");
+    // The brief form: the same five fields for any session, no host or via.
+    let brief = server.ok("terminal_list", json!({"verbose": false})).await;
+    let keys: Vec<&String> = brief["sessions"][0].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["alive", "busy", "cwd", "id", "name"], "{brief}");
+    assert_eq!(brief["count"], 1, "{brief}");
     let history = server
         .extra(
             "terminal_get_history",
@@ -987,5 +993,40 @@ async fn a_dropped_termpilot_link_ends_its_sessions_with_a_notice_and_no_local_o
         .await;
     assert_eq!(r["output"], "again", "{r}");
     assert_eq!(children_named(server.pid, "ssh").len(), 1, "one new link");
+    server.stop().await;
+}
+
+/// A target whose transport is not installed here is named as such (a typed "not found"
+/// from the runner, not a match on its wording), for a one-shot run and for a fleet.
+#[tokio::test]
+async fn a_target_whose_transport_is_not_installed_says_so() {
+    let empty = tempfile::tempdir().unwrap();
+    // `sh` is needed by nothing here: the transport is spawned directly.
+    let path = empty.path().display().to_string();
+    let server = common::start_with(common::Era::Initialize, &[], &[("PATH", &path)]).await;
+    let e = server
+        .err(
+            "terminal_run",
+            json!({"cmd": "true", "host": "k8s://api-0"}),
+        )
+        .await;
+    assert!(
+        e.contains("`k8s://api-0` is reached through `kubectl`, which is not installed here"),
+        "{e}"
+    );
+    let r = server
+        .ok(
+            "terminal_run",
+            json!({"cmd": "true", "hosts": ["docker://a", "k8s://b"]}),
+        )
+        .await;
+    assert_eq!(r["summary"]["unreachable"], 2, "{r}");
+    assert_eq!(r["results"][0]["status"], "unreachable", "{r}");
+    assert_eq!(r["results"][0]["reason"], "error", "{r}");
+    let why = r["results"][0]["error"].as_str().unwrap();
+    assert!(
+        why.contains("is reached through `docker`, which is not installed here"),
+        "{r}"
+    );
     server.stop().await;
 }

@@ -17,7 +17,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt;
-use termpilot_core::config::{SessionIds, Surface};
+use termpilot_core::config::SessionIds;
+
+use crate::mcp::registry::Surface;
 use termpilot_core::sandbox;
 use termpilot_core::{Config, Core};
 
@@ -62,10 +64,6 @@ pub fn run(args: HostArgs) -> Result<(), String> {
         cwd: args.cwd.clone(),
         idle_timeout: Duration::from_secs(args.keep_idle.max(1)),
         session_ids: SessionIds::Kept,
-        surface: Surface {
-            all_direct: true,
-            ..Default::default()
-        },
         sandbox: sandbox::Settings {
             mode: args.sandbox,
             writable: args.writable,
@@ -82,10 +80,17 @@ pub fn run(args: HostArgs) -> Result<(), String> {
     let dir = paths::dir().map_err(|e| e.to_string())?;
     let files = Files::of(&dir, &key);
     sandbox::install(&config.sandbox, config.cwd.as_deref())?;
-    let registry =
-        crate::mcp::registry::Registry::build(crate::mcp::tools::all(), &config.surface)?;
+    let surface = Surface {
+        all_direct: true,
+        ..Default::default()
+    };
+    let registry = crate::mcp::registry::Registry::build(
+        crate::mcp::tools::all(),
+        &surface,
+        crate::mcp::tools::extra::declaration,
+    )?;
     // Before any thread: what the host starts ends with it, however it dies.
-    termpilot_core::exec::undertaker::start();
+    termpilot_core::host::start_undertaker();
     let Some(_lock) = take_lock(&files)? else {
         // Another host of this policy runs: the server uses that one.
         say("busy");

@@ -1,6 +1,6 @@
 //! Where a session host lives: `<private folder>/keep/<key>.sock` (its socket, 0600),
 //! `<key>.lock` (held by the running host), `<key>.json` (its record) and `<key>.log` (its
-//! stderr), in the 0700 private folder ([`termpilot_core::exec::private`]).
+//! stderr), in the 0700 private folder ([`termpilot_core::host::private_dir`]).
 //!
 //! `key` names the sandbox policy: `host` for servers without a sandbox, `host-<hash>` for
 //! each sandbox policy (the FNV-1a hash of its flags, stable across builds). A server only
@@ -23,7 +23,7 @@ pub fn key(policy: &[String]) -> String {
 
 /// The folder of the hosts' files, created 0700 and checked.
 pub fn dir() -> termpilot_core::Result<PathBuf> {
-    termpilot_core::exec::private::dir("keep")
+    termpilot_core::host::private_dir("keep")
 }
 
 /// The files of the host of `key` in `dir`.

@@ -40,8 +40,6 @@ use crate::web::{self, Web};
 
 /// The default listening address.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8765";
-/// Its port, where `termpilot token` looks first.
-pub const DEFAULT_PORT: u16 = 8765;
 /// Longest wait for open connections after a stop.
 pub const DRAIN: Duration = Duration::from_secs(5);
 /// Longest wait for cancelled calls to answer before the sessions and streams close.

@@ -21,6 +21,7 @@
 
 pub mod args;
 pub mod compat;
+pub mod ctx;
 pub mod drain;
 pub mod frame;
 pub mod http;

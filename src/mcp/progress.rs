@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::{Peer, RoleServer};
-use termpilot_core::progress::{NoProgress, Progress};
+use termpilot_core::{NoProgress, Progress};
 
 /// Sends progress notifications to one client for one request.
 struct PeerProgress {

@@ -9,68 +9,20 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use termpilot_core::Core;
-use termpilot_core::config::Surface;
-use termpilot_core::progress::Progress;
-use tokio_util::sync::CancellationToken;
 
 use super::reply::{Reply, ToolError};
 use super::{args, schema};
 
-/// What a handler gets besides its arguments.
-#[derive(Clone)]
-pub struct ToolCtx {
-    pub core: Arc<Core>,
-    /// Fired when the client cancels the request (or goes away).
-    pub cancel: CancellationToken,
-    pub progress: Arc<dyn Progress>,
-    /// Who answers a secret prompt in the agent's place (`--ask-person`, `mcp::secrets`).
-    pub person: Option<termpilot_core::session::secret::Asker>,
-}
-
-pub type BoxFuture = Pin<Box<dyn Future<Output = Result<Reply, ToolError>> + Send>>;
+pub use super::ctx::{BoxFuture, Forward, ToolCtx};
 pub type Handler = Arc<dyn Fn(ToolCtx, JsonObject) -> BoxFuture + Send + Sync>;
 /// The local parser's verdict on a call's raw arguments (nothing runs).
 type Check = Arc<dyn Fn(JsonObject) -> Result<(), ToolError> + Send + Sync>;
-
-/// Where a tool's calls may go besides this machine: a property of the tool, declared in its
-/// [`ToolDef`] and applied in one place, [`ToolDef::call`] (see `mcp::remote::forward`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Forward {
-    /// Runs here only (a preset's reshaped tool: it forwards through the native tool it
-    /// calls).
-    Never,
-    /// A call on a session that lives on a remote termpilot goes there; nothing else.
-    Sessions,
-    /// Also with `host`: to a remote termpilot only (jobs, files, Python, processes).
-    Termpilot,
-    /// Also with `host`: to a remote termpilot, else the tool's own plain-terminal way (its
-    /// local handler).
-    Plain,
-    /// [`Forward::Plain`], and the session it starts on a remote termpilot gets a local id.
-    Start,
-    /// The local answer merged with every linked termpilot's (the session list).
-    Merge,
-}
-
-impl Forward {
-    /// The tool takes a `host` (it must have that parameter).
-    pub fn takes_host(self) -> bool {
-        matches!(self, Forward::Termpilot | Forward::Plain | Forward::Start)
-    }
-
-    /// The tool has a plain-terminal way of its own for a target without termpilot.
-    pub fn has_plain_way(self) -> bool {
-        matches!(self, Forward::Plain | Forward::Start)
-    }
-}
 
 /// The behaviour hints a client shows its user before a call.
 #[derive(Debug, Clone, Copy)]
@@ -308,6 +260,19 @@ impl ToolDef {
     }
 }
 
+/// The tool surface: which tools are registered directly, which sit behind `terminal_extra`,
+/// and which are gone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Surface {
+    /// Tools registered directly with full schemas; `None` = the default core set.
+    pub core_tools: Option<Vec<String>>,
+    /// Tools removed entirely.
+    pub disabled_tools: Vec<String>,
+    /// Every enabled tool registered directly and no `terminal_extra` (set by
+    /// `--core-tools all` or an explicitly empty `--disabled-tools ""`).
+    pub all_direct: bool,
+}
+
 /// The name of the meta-tool.
 pub const EXTRA: &str = "terminal_extra";
 
@@ -334,7 +299,12 @@ pub struct Registry {
 
 impl Registry {
     /// Builds the surface; an unknown tool name in the config is an error at start-up.
-    pub fn build(all: Vec<ToolDef>, surface: &Surface) -> Result<Self, String> {
+    /// `extra` declares `terminal_extra` for the extras' names (`tools::extra::declaration`).
+    pub fn build(
+        all: Vec<ToolDef>,
+        surface: &Surface,
+        extra: fn(&[&'static str]) -> Tool,
+    ) -> Result<Self, String> {
         let known: Vec<&'static str> = all.iter().map(|t| t.name).collect();
         let check = |names: &[String], flag: &str| -> Result<(), String> {
             for n in names {
@@ -382,18 +352,18 @@ impl Registry {
             disabled: surface.disabled_tools.clone(),
             listing: Vec::new(),
         };
-        registry.listing = registry.make_listing();
+        registry.listing = registry.make_listing(extra);
         Ok(registry)
     }
 
-    fn make_listing(&self) -> Vec<Tool> {
+    fn make_listing(&self, extra: fn(&[&'static str]) -> Tool) -> Vec<Tool> {
         let mut listing: Vec<Tool> = self
             .direct
             .iter()
             .map(|name| self.tools[name].to_tool())
             .collect();
         if !self.extras.is_empty() {
-            listing.push(super::tools::extra::declaration(&self.extras));
+            listing.push(extra(&self.extras));
         }
         listing
     }

@@ -40,12 +40,12 @@ const FILES: &[(&str, &str, &[u8])] = &[
     (
         "JetBrainsMono-Regular.ttf",
         "font/ttf",
-        termpilot_core::render::fonts::JETBRAINS_REGULAR,
+        termpilot_core::render::JETBRAINS_REGULAR,
     ),
     (
         "JetBrainsMono-Bold.ttf",
         "font/ttf",
-        termpilot_core::render::fonts::JETBRAINS_BOLD,
+        termpilot_core::render::JETBRAINS_BOLD,
     ),
 ];
 

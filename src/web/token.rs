@@ -4,7 +4,7 @@
 //!
 //! Never on the command line: every local user can read another's argv (`ps`), so
 //! `--token VALUE` is refused. The token's file lives in `run/` of the private folder
-//! (`termpilot_core::exec::private`): a real directory of this user, mode 0700, checked
+//! (`termpilot_core::host::private`): a real directory of this user, mode 0700, checked
 //! before each use, so no other user can swap or read it.
 
 use std::io::Write;
@@ -86,7 +86,7 @@ pub fn same(a: &str, b: &str) -> bool {
 /// The folder of the token files, created 0700 and checked (refused, with a sentence
 /// naming it, when it is a symlink, another user's, or open to others).
 fn runtime_dir() -> anyhow::Result<PathBuf> {
-    termpilot_core::exec::private::dir(RUN).map_err(|e| anyhow::anyhow!("{e}"))
+    termpilot_core::host::private_dir(RUN).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 fn file_name(port: u16) -> String {
@@ -138,13 +138,17 @@ pub struct Found {
     pub token: String,
 }
 
+/// The port of `--http`'s default address (`mcp::http::DEFAULT_ADDR`), where [`find`] looks
+/// first.
+pub const DEFAULT_PORT: u16 = 8765;
+
 /// The token of the server on `port`; without a port, 8765's, else the only one there is.
 pub fn find(port: Option<u16>) -> anyhow::Result<Found> {
     let dir = runtime_dir()?;
     let port = match port {
         Some(port) => port,
         None => {
-            let default = crate::mcp::http::DEFAULT_PORT;
+            let default = DEFAULT_PORT;
             let mut ports: Vec<u16> = std::fs::read_dir(&dir)
                 .map(|entries| {
                     entries

@@ -36,8 +36,6 @@ pub struct Config {
     pub idle_timeout: Duration,
     /// Where jobs and locks live on disk.
     pub state_dir: PathBuf,
-    /// Which tools the MCP face exposes, and how.
-    pub surface: Surface,
     /// How SSH hosts, containers and pods are reached (`--ssh-option`, `--ssh-config`, …).
     pub remote: crate::remote::RemoteOptions,
     /// What `--sandbox`, `--writable`, `--network` and `--deny-read` asked for.
@@ -64,19 +62,6 @@ pub enum SessionIds {
     Kept,
 }
 
-/// The tool surface: which tools are registered directly, which sit behind `terminal_extra`,
-/// and which are gone.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Surface {
-    /// Tools registered directly with full schemas; `None` = the default core set.
-    pub core_tools: Option<Vec<String>>,
-    /// Tools removed entirely.
-    pub disabled_tools: Vec<String>,
-    /// Every enabled tool registered directly and no `terminal_extra` (set by
-    /// `--core-tools all` or an explicitly empty `--disabled-tools ""`).
-    pub all_direct: bool,
-}
-
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -89,7 +74,6 @@ impl Default for Config {
             max_sessions: DEFAULT_MAX_SESSIONS,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             state_dir: default_state_dir(),
-            surface: Surface::default(),
             remote: Default::default(),
             sandbox: Default::default(),
             max_spill_bytes: DEFAULT_MAX_SPILL_BYTES,

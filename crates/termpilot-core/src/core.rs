@@ -25,7 +25,7 @@ pub struct Core {
 impl Core {
     pub fn new(config: Config) -> Arc<Self> {
         let config = Arc::new(config);
-        crate::exec::spill::set_cap(config.max_spill_bytes);
+        crate::host::spill::set_cap(config.max_spill_bytes);
         let sessions = Arc::new(SessionManager::new(config.clone()));
         spawn_idle_sweep(&sessions);
         Arc::new(Core {
@@ -40,7 +40,7 @@ impl Core {
     pub async fn shutdown(&self) {
         self.sessions.shutdown().await;
         crate::sandbox::cleanup();
-        crate::exec::spill::remove_mine();
+        crate::host::spill::remove_mine();
     }
 }
 

@@ -79,7 +79,7 @@ pub struct StartRequest {
     pub name: Option<String>,
     pub theme: Option<String>,
     /// A plain-terminal session on another machine (its shell is `remote.kind` there).
-    pub remote: Option<crate::remote::shell::RemoteShell>,
+    pub remote: Option<crate::session::RemoteShell>,
     /// A stricter sandbox than the server's for this session (never a looser one).
     pub sandbox: Option<crate::sandbox::Mode>,
 }
@@ -337,7 +337,7 @@ impl SessionManager {
             why
         };
         self.ended.record(&session, &why);
-        crate::exec::spill::remove_owned(&session.spill_owner());
+        crate::host::spill::remove_owned(&session.spill_owner());
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(kill_off_workers(session));
@@ -455,7 +455,7 @@ impl SessionManager {
                     let why = format!("its shell exited ({})", describe_exit(&exit));
                     self.ended.record(&session, &why);
                 }
-                crate::exec::spill::remove_owned(&session.spill_owner());
+                crate::host::spill::remove_owned(&session.spill_owner());
                 // Its processes are gone or going; what it left is killed off the workers.
                 if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                     runtime.spawn(kill_off_workers(session.clone()));
@@ -711,7 +711,7 @@ impl SessionManager {
                 }
                 reserve(&mut inner, &session, why.clone(), last_screen);
             }
-            crate::exec::spill::remove_owned(&session.spill_owner());
+            crate::host::spill::remove_owned(&session.spill_owner());
             kill_off_workers(session.clone()).await;
             self.ended.record(&session, &why);
             self.changed();
@@ -724,7 +724,7 @@ impl SessionManager {
     }
 
     /// The current working directory of session `id` (relative file paths resolve against it).
-    pub fn cwd_of(&self, id: &str) -> crate::Result<std::path::PathBuf> {
+    pub fn cwd_of(&self, id: &str) -> crate::error::Result<std::path::PathBuf> {
         Ok(self.get(id)?.cwd())
     }
 
@@ -754,7 +754,7 @@ async fn kill_off_workers(session: Arc<Session>) {
         }
         Err(_) => session.kill().await,
     }
-    crate::exec::spill::remove_owned(&owner);
+    crate::host::spill::remove_owned(&owner);
 }
 
 fn reserve(inner: &mut Inner, session: &Session, why: String, last_screen: String) {

@@ -19,7 +19,7 @@ use termpilot_core::exec::{OutputCap, Shell, Spec, runner};
 use super::adapt::{Adapt, rename_field};
 use super::case;
 use super::{ErrorShape, Explicit, Identity, Natives};
-use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
+use crate::mcp::registry::{Hints, Surface, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
 use crate::mcp::tools::run::StreamOut;
 
@@ -39,8 +39,12 @@ pub fn identity() -> Identity {
 }
 
 /// All tools direct; jobs and locks under `…/director-shell-mcp` unless a state dir was given.
-pub fn configure(config: &mut Config, explicit: Explicit) -> Result<(), String> {
-    config.surface.all_direct = true;
+pub fn configure(
+    config: &mut Config,
+    surface: &mut Surface,
+    explicit: Explicit,
+) -> Result<(), String> {
+    surface.all_direct = true;
     if !explicit.state_dir {
         config.state_dir = state_dir();
     }
@@ -221,7 +225,7 @@ async fn shell_run(ctx: ToolCtx, p: ShellRunParams) -> Result<Value, ToolError> 
         } else {
             format!(
                 " (except these, which could not be ended and still run: {})",
-                termpilot_core::exec::marker::describe(&out.survivors)
+                termpilot_core::host::describe_survivors(&out.survivors)
             )
         };
         return Err(ToolError::new(format!(

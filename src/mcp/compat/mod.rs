@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use termpilot_core::Config;
 
-use super::registry::ToolDef;
+use super::registry::{Surface, ToolDef};
 
 /// The presets, by their `--compat` names.
 pub const NAMES: &[&str] = &["smart-terminal", "terminal-use", "cowork", "director-shell"];
@@ -126,15 +126,20 @@ impl Preset {
 
     /// Applies the preset's limits, environment variables and surface to `config`, leaving
     /// alone what the user set explicitly. Returns a sentence on a bad preset variable.
-    pub fn configure(self, config: &mut Config, explicit: Explicit) -> Result<(), String> {
+    pub fn configure(
+        self,
+        config: &mut Config,
+        surface: &mut Surface,
+        explicit: Explicit,
+    ) -> Result<(), String> {
         match self {
-            Preset::SmartTerminal => smart_terminal::configure(config, explicit),
-            Preset::TerminalUse => terminal_use::configure(config, explicit),
+            Preset::SmartTerminal => smart_terminal::configure(config, surface, explicit),
+            Preset::TerminalUse => terminal_use::configure(config, surface, explicit),
             Preset::Cowork => {
-                config.surface.all_direct = true;
+                surface.all_direct = true;
                 Ok(())
             }
-            Preset::DirectorShell => director_shell::configure(config, explicit),
+            Preset::DirectorShell => director_shell::configure(config, surface, explicit),
         }
     }
 

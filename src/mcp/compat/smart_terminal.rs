@@ -24,7 +24,7 @@ use termpilot_core::Config;
 use super::adapt::{Adapt, Finish};
 use super::{ErrorShape, Explicit, Identity, Natives};
 use super::{smart_run, smart_shapes};
-use crate::mcp::registry::{BoxFuture, DEFAULT_CORE, ToolDef};
+use crate::mcp::registry::{BoxFuture, DEFAULT_CORE, Surface, ToolDef};
 use crate::mcp::reply::{Reply, ToolError};
 
 /// The 16 tools, core first.
@@ -63,7 +63,11 @@ pub fn identity() -> Identity {
 }
 
 /// Limits, shell and surface from the preset's environment variables.
-pub fn configure(config: &mut Config, explicit: Explicit) -> Result<(), String> {
+pub fn configure(
+    config: &mut Config,
+    surface: &mut Surface,
+    explicit: Explicit,
+) -> Result<(), String> {
     if !explicit.max_sessions {
         config.max_sessions = MAX_SESSIONS;
     }
@@ -78,7 +82,7 @@ pub fn configure(config: &mut Config, explicit: Explicit) -> Result<(), String> 
         config.shell = Some(shell);
     }
     if !explicit.surface {
-        config.surface = surface(
+        *surface = surface_of(
             std::env::var("SMART_TERMINAL_DISABLED_TOOLS")
                 .ok()
                 .as_deref(),
@@ -89,8 +93,8 @@ pub fn configure(config: &mut Config, explicit: Explicit) -> Result<(), String> 
 
 /// `SMART_TERMINAL_DISABLED_TOOLS` names the tools moved behind `terminal_extra` (unset: the
 /// 8 extras); an empty value means every tool is direct. Names it does not know are ignored.
-fn surface(disabled: Option<&str>) -> termpilot_core::config::Surface {
-    let mut surface = termpilot_core::config::Surface::default();
+fn surface_of(disabled: Option<&str>) -> Surface {
+    let mut surface = Surface::default();
     match disabled {
         None => {
             surface.core_tools = Some(DEFAULT_CORE.iter().map(|s| s.to_string()).collect());

@@ -21,7 +21,7 @@ use super::terminal_use_io::{self as io, Input};
 use super::terminal_use_text as text;
 use super::{ErrorShape, Explicit, Identity, Natives};
 use crate::mcp::args;
-use crate::mcp::registry::{BoxFuture, ToolCtx, ToolDef};
+use crate::mcp::registry::{BoxFuture, Surface, ToolCtx, ToolDef};
 use crate::mcp::reply::{Reply, ToolError};
 
 pub fn identity() -> Identity {
@@ -45,10 +45,14 @@ pub fn identity() -> Identity {
 }
 
 /// Numeric ids, eviction at the limit, all tools direct.
-pub fn configure(config: &mut Config, explicit: Explicit) -> Result<(), String> {
+pub fn configure(
+    config: &mut Config,
+    surface: &mut Surface,
+    explicit: Explicit,
+) -> Result<(), String> {
     config.session_ids = SessionIds::Numbers;
     config.evict_lru = true;
-    config.surface.all_direct = true;
+    surface.all_direct = true;
     if !explicit.max_sessions {
         config.max_sessions = 50;
     }
@@ -795,7 +799,7 @@ fn listed(ctx: &ToolCtx, v: &Value) -> String {
             reserved.len()
         ));
         for r in &reserved {
-            let at = termpilot_core::jobs::store::rfc3339(r.at);
+            let at = termpilot_core::jobs::rfc3339(r.at);
             let reason = if let Some(how) = r.why.strip_prefix("its shell exited (") {
                 let how = how.trim_end_matches(')');
                 let how = how

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::model::JsonObject;
 use serde_json::Value;
-use termpilot_core::progress::NoProgress;
+use termpilot_core::NoProgress;
 use termpilot_core::session::Direction;
 use termpilot_core::session::SessionCall;
 use termpilot_core::session::{On, Reason, Until};
@@ -99,7 +99,7 @@ fn exited_at(call: &SessionCall) -> String {
     call.session()
         .exited_at()
         .and_then(|at| SystemTime::now().checked_sub(at.elapsed()))
-        .map(|t| format!(" at {}", termpilot_core::jobs::store::rfc3339(t)))
+        .map(|t| format!(" at {}", termpilot_core::jobs::rfc3339(t)))
         .unwrap_or_default()
 }
 
@@ -317,22 +317,18 @@ fn outside_viewport(call: &SessionCall, row: usize, col: usize) -> Result<(), To
 
 fn no_mouse(e: termpilot_core::Error, row: usize, col: usize) -> ToolError {
     match e {
-        termpilot_core::Error::Fault(termpilot_core::error::Fault::NoMouse) => {
-            ToolError::new(format!(
-                "(col {col}, row {row}): the foreground program has not enabled mouse tracking, so a click would just print escape sequences as visible text. This is usually the case at a plain shell prompt. Inside a TUI (vim with `set mouse=a`, fzf, lazygit, less, etc.) mouse mode is auto-enabled on startup. If you genuinely want to print the click sequence (e.g. testing), use terminal_type directly."
-            ))
-        }
+        termpilot_core::Error::Fault(termpilot_core::Fault::NoMouse) => ToolError::new(format!(
+            "(col {col}, row {row}): the foreground program has not enabled mouse tracking, so a click would just print escape sequences as visible text. This is usually the case at a plain shell prompt. Inside a TUI (vim with `set mouse=a`, fzf, lazygit, less, etc.) mouse mode is auto-enabled on startup. If you genuinely want to print the click sequence (e.g. testing), use terminal_type directly."
+        )),
         other => ToolError::new(crate::mcp::wire::errors::message(&other)),
     }
 }
 
 fn nothing_to_scroll(e: termpilot_core::Error) -> ToolError {
     match e {
-        termpilot_core::Error::Fault(termpilot_core::error::Fault::NothingScrolls) => {
-            ToolError::new(
-                "Nothing to scroll: the program on screen neither tracks the mouse nor uses the alternate screen (a plain shell prompt). Earlier output is read with terminal_read and its page argument, not by scrolling.",
-            )
-        }
+        termpilot_core::Error::Fault(termpilot_core::Fault::NothingScrolls) => ToolError::new(
+            "Nothing to scroll: the program on screen neither tracks the mouse nor uses the alternate screen (a plain shell prompt). Earlier output is read with terminal_read and its page argument, not by scrolling.",
+        ),
         other => ToolError::new(crate::mcp::wire::errors::message(&other)),
     }
 }

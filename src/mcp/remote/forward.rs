@@ -20,8 +20,8 @@ use termpilot_core::remote::Target;
 use super::ids::{self, Mapped};
 use super::link::Link;
 use super::links::{Way, links};
-use super::{VIA_TERMINAL, VIA_TERMPILOT, route};
-use crate::mcp::registry::{BoxFuture, Forward, ToolCtx};
+use super::{VIA_TERMPILOT, route};
+use crate::mcp::ctx::{BoxFuture, Forward, ToolCtx};
 use crate::mcp::reply::{Reply, ToolError};
 
 /// True when the call may leave this machine: [`crate::mcp::registry::ToolDef::call`] then
@@ -229,7 +229,7 @@ fn check_env_names(raw: &JsonObject) -> Result<(), ToolError> {
         return Ok(());
     };
     let env: Vec<(String, String)> = env.keys().map(|k| (k.clone(), String::new())).collect();
-    Ok(termpilot_core::remote::shell::RemoteShell::check_env(&env)?)
+    Ok(termpilot_core::session::RemoteShell::check_env(&env)?)
 }
 
 /// The concatenated text blocks of a result.
@@ -282,13 +282,6 @@ pub fn reply_of(link: &Link, result: CallToolResult) -> Result<Reply, ToolError>
 pub fn decorate(obj: &mut serde_json::Map<String, Value>, target: &Target) {
     obj.insert("host".into(), Value::String(target.to_string()));
     obj.insert("via".into(), Value::String(VIA_TERMPILOT.into()));
-}
-
-/// `via: "terminal"` on a local entry that names a host (a plain-terminal session).
-pub fn plain_via(obj: &mut serde_json::Map<String, Value>) {
-    if obj.get("host").is_some_and(|h| !h.is_null()) && !obj.contains_key("via") {
-        obj.insert("via".into(), Value::String(VIA_TERMINAL.into()));
-    }
 }
 
 /// Replaces remote session ids (`sessionId` anywhere) with their local ids.

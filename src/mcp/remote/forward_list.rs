@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::forward::{decorate, text_of};
 use super::ids;
 use super::links::links;
-use crate::mcp::registry::ToolCtx;
+use crate::mcp::ctx::ToolCtx;
 use crate::mcp::reply::{Reply, ToolError};
 
 /// How long one link's list may take before it is left out (with a note).

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
 use rmcp::model::JsonObject;
+use termpilot_core::SessionManager;
 use termpilot_core::remote::Target;
-use termpilot_core::session_manager::SessionManager;
 
 /// One session on a remote termpilot.
 #[derive(Clone, Debug)]

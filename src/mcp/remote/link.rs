@@ -15,7 +15,7 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::RunningService;
 use rmcp::{Peer, RoleClient, ServiceExt};
-use termpilot_core::remote::{RemoteOptions, Target, Tty, transport};
+use termpilot_core::remote::{RemoteOptions, Target, Tty, transport_argv};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
@@ -54,7 +54,7 @@ impl Link {
         bin: &str,
         generation: u64,
     ) -> Result<Arc<Link>, ToolError> {
-        let mut argv = transport::argv(target, options, Tty::No, &[bin.to_string()]);
+        let mut argv = transport_argv(target, options, Tty::No, &[bin.to_string()]);
         let program = argv.remove(0);
         let mut cmd = termpilot_core::sandbox::tokio_command(&program);
         cmd.args(&argv)

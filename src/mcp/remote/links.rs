@@ -19,7 +19,7 @@ use termpilot_core::exec::OutputCap;
 use termpilot_core::remote::{self, OneShot, Ran, RemoteCommand, Target};
 
 use super::link::Link;
-use crate::mcp::registry::ToolCtx;
+use crate::mcp::ctx::ToolCtx;
 use crate::mcp::reply::ToolError;
 
 /// Longest wait for the `command -v termpilot` probe.

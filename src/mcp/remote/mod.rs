@@ -4,15 +4,15 @@
 //! [`route`] turns the parameter into a [`Target`] and refuses what cannot go there;
 //! [`forward`] decides, per call, between the two ways: a remote termpilot ([`links`],
 //! [`link`], with session ids mapped by [`ids`]; `via: "termpilot"`) or the plain terminal:
-//! [`run`] is `terminal_run` on one target or a fleet through the transport without a
-//! terminal, [`session`] is `terminal_start` with `host` (`via: "terminal"`).
+//! `terminal_run` on one target or a fleet goes through the transport without a terminal
+//! (`mcp::tools::run_remote`, with the tools), and [`session`] is `terminal_start` with
+//! `host` (`via: "terminal"`).
 
 pub mod forward;
 pub mod forward_list;
 pub mod ids;
 pub mod link;
 pub mod links;
-pub mod run;
 pub mod session;
 
 use termpilot_core::remote::Target;

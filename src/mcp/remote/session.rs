@@ -1,17 +1,17 @@
 //! `terminal_start` with `host`: a plain-terminal session on a target.
 //!
 //! The session is the transport on a local PTY with the hooks delivered in band
-//! ([`termpilot_core::remote::shell`]); here the parameter is turned into that shape, and a start
+//! ([`termpilot_core::session::remote_shell`]); here the parameter is turned into that shape, and a start
 //! that failed on the link (unknown host key, refused login, unreachable) becomes the same
 //! one-sentence error as a one-shot run gives, with the dead session removed.
 
 use std::time::Duration;
 
-use termpilot_core::remote::shell::RemoteShell;
+use termpilot_core::session::RemoteShell;
 use termpilot_core::session::SessionCall;
 
 use super::route;
-use crate::mcp::registry::ToolCtx;
+use crate::mcp::ctx::ToolCtx;
 use crate::mcp::reply::ToolError;
 
 /// How long a failed transport may take to report its exit status after its output ended.

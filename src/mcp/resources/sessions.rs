@@ -1,5 +1,5 @@
 //! `termpilot://sessions/{id}/screen` (the screen as text) and `…/screenshot` (a PNG) for
-//! every live session. Reads go through [`termpilot_core::session_manager::SessionManager::peek`], so
+//! every live session. Reads go through [`termpilot_core::SessionManager::peek`], so
 //! they move no read cursor and restart nothing.
 
 use base64::Engine as _;

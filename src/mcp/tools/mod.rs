@@ -7,6 +7,7 @@ pub mod files;
 pub mod jobs;
 pub mod locks;
 pub mod run;
+pub mod run_remote;
 pub mod screen;
 pub mod secret_watch;
 pub(crate) mod session_call;

@@ -26,7 +26,7 @@ pub fn tools() -> Vec<ToolDef> {
             "Run a program",
             "Run cmd+args (shell:true for pipes; host/hosts: remote): exit code, capped output, git parsed.",
             Hints::RUNS_COMMANDS,
-            crate::mcp::remote::run::terminal_run,
+            crate::mcp::tools::run_remote::terminal_run,
         )
         .forward(Forward::Plain),
         ToolDef::new(
@@ -301,7 +301,7 @@ pub(crate) fn survivors_hint(out: &Outcome) -> Option<String> {
             } else {
                 ""
             },
-            termpilot_core::exec::marker::describe(&out.survivors)
+            termpilot_core::host::describe_survivors(&out.survivors)
         )
     })
 }
@@ -437,7 +437,7 @@ pub(crate) async fn run(ctx: ToolCtx, p: RunParams) -> Result<RunResult, ToolErr
 
 async fn run_paged(ctx: ToolCtx, p: PagedParams) -> Result<PagedResult, ToolError> {
     if let Some(host) = &p.host {
-        return crate::mcp::remote::run::paged(ctx, host.clone(), p).await;
+        return crate::mcp::tools::run_remote::paged(ctx, host.clone(), p).await;
     }
     let dir = run_dir(&ctx, p.cwd.clone());
     let mut spec = Spec::direct(p.cmd.clone(), p.args.clone());

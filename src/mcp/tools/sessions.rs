@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use termpilot_core::session::Size;
 use termpilot_core::session::describe_exit;
 use termpilot_core::session::transcript;
-use termpilot_core::session_manager::{SessionSummary, StartRequest, Stopped};
+use termpilot_core::{SessionSummary, StartRequest, Stopped};
 
 use super::session_call::lock;
 use crate::mcp::args::yes;
@@ -211,17 +211,44 @@ pub struct ListParams {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ListResult {
-    pub sessions: Vec<serde_json::Value>,
+    #[schemars(with = "Vec<serde_json::Value>")]
+    pub sessions: Vec<Listed>,
     pub count: usize,
 }
 
+/// One session as `terminal_list` shows it: the core's [`SessionSummary`] whole (`verbose`,
+/// with `via` for a plain remote session), or its brief form.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Listed {
+    Full {
+        #[serde(flatten)]
+        summary: SessionSummary,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        via: Option<&'static str>,
+    },
+    Brief(Brief),
+}
+
+/// `terminal_list`'s entry without `verbose`.
+#[derive(Debug, Serialize)]
+pub struct Brief {
+    pub id: String,
+    pub name: Option<String>,
+    pub cwd: String,
+    pub alive: bool,
+    pub busy: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controller: Option<&'static str>,
+}
+
 async fn list(ctx: ToolCtx, p: ListParams) -> Result<ListResult, ToolError> {
-    let sessions: Vec<serde_json::Value> = ctx
+    let sessions: Vec<Listed> = ctx
         .core
         .sessions
         .list()
         .into_iter()
-        .map(|s| summary_json(&s, p.verbose))
+        .map(|s| listed(s, p.verbose))
         .collect();
     Ok(ListResult {
         count: sessions.len(),
@@ -229,21 +256,20 @@ async fn list(ctx: ToolCtx, p: ListParams) -> Result<ListResult, ToolError> {
     })
 }
 
-fn summary_json(s: &SessionSummary, verbose: bool) -> serde_json::Value {
+fn listed(s: SessionSummary, verbose: bool) -> Listed {
     if verbose {
-        let mut full = serde_json::to_value(s).unwrap_or_default();
-        if let Some(obj) = full.as_object_mut() {
-            crate::mcp::remote::forward::plain_via(obj);
-        }
-        full
+        // A session on a target reached the plain way says so, as the remote ones do.
+        let via = s.host.is_some().then_some(crate::mcp::remote::VIA_TERMINAL);
+        Listed::Full { summary: s, via }
     } else {
-        let mut brief = serde_json::json!({
-            "id": s.id, "name": s.name, "cwd": s.cwd, "alive": s.alive, "busy": s.busy,
-        });
-        if let Some(who) = s.controller {
-            brief["controller"] = who.into();
-        }
-        brief
+        Listed::Brief(Brief {
+            id: s.id,
+            name: s.name,
+            cwd: s.cwd,
+            alive: s.alive,
+            busy: s.busy,
+            controller: s.controller,
+        })
     }
 }
 
@@ -359,13 +385,13 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
 }
 
 /// What became of a stopped session's processes: all gone, or which could not be ended.
-fn processes_gone(survivors: &[termpilot_core::exec::marker::Survivor]) -> String {
+fn processes_gone(survivors: &[termpilot_core::host::Survivor]) -> String {
     if survivors.is_empty() {
         "its processes are gone".into()
     } else {
         format!(
             "its processes are gone except these, which could not be ended and still run: {} (end them yourself, e.g. kill -9 PID)",
-            termpilot_core::exec::marker::describe(survivors)
+            termpilot_core::host::describe_survivors(survivors)
         )
     }
 }
@@ -384,7 +410,7 @@ fn transcript_failed(
     body: &[u8],
     e: &std::io::Error,
 ) -> String {
-    let kept = termpilot_core::exec::spill::create("transcript").and_then(|(mut file, kept)| {
+    let kept = termpilot_core::host::create_spill("transcript").and_then(|(mut file, kept)| {
         use std::io::Write;
         file.write_all(body)
             .and_then(|()| file.sync_all())

@@ -4,9 +4,7 @@ use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use termpilot_core::system::lockers;
-use termpilot_core::system::processes::{self, DEFAULT_MAX_RESULTS, MAX_RESULTS};
-use termpilot_core::system::screenshot;
+use termpilot_core::system::{self, DEFAULT_MAX_RESULTS, MAX_RESULTS};
 
 use crate::mcp::registry::{Forward, Hints, ToolCtx, ToolDef, WithImages};
 use crate::mcp::reply::ToolError;
@@ -64,7 +62,7 @@ pub struct ProcessListParams {
 }
 
 async fn process_list(_ctx: ToolCtx, p: ProcessListParams) -> Result<ProcessList, ToolError> {
-    blocking(move || processes::list(p.name_filter.as_deref(), p.max_results))
+    blocking(move || system::list_processes(p.name_filter.as_deref(), p.max_results))
         .await
         .map(Into::into)
 }
@@ -77,7 +75,7 @@ pub struct FileLockersParams {
 }
 
 async fn file_lockers(_ctx: ToolCtx, p: FileLockersParams) -> Result<Lockers, ToolError> {
-    blocking(move || lockers::find(&p.path))
+    blocking(move || system::find_lockers(&p.path))
         .await
         .map(Into::into)
 }
@@ -99,7 +97,7 @@ async fn take_screenshot(
     p: ScreenshotParams,
 ) -> Result<WithImages<Shot>, ToolError> {
     let mut shot = blocking(move || {
-        screenshot::capture(
+        system::take_screenshot(
             p.target.into(),
             p.window_title.as_deref(),
             p.output_path.as_deref(),

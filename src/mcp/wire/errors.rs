@@ -1,7 +1,7 @@
 //! The agent's sentences for the core's [`Fault`]s: the failures whose next step names a
 //! tool or a parameter, which only the face knows how to spell.
 
-use termpilot_core::error::Fault;
+use termpilot_core::Fault;
 
 /// The one sentence the agent gets for `f`: what was wrong and which tool or parameter to use.
 pub fn sentence(f: &Fault) -> String {

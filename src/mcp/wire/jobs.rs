@@ -32,8 +32,8 @@ pub struct LogPaths {
     pub combined: String,
 }
 
-impl From<core::store::LogPaths> for LogPaths {
-    fn from(l: core::store::LogPaths) -> Self {
+impl From<core::LogPaths> for LogPaths {
+    fn from(l: core::LogPaths) -> Self {
         LogPaths {
             stdout: l.stdout,
             stderr: l.stderr,

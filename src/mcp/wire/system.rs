@@ -3,7 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_core::system::{lockers, processes, screenshot};
+use termpilot_core::system;
 
 /// One process.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -29,8 +29,8 @@ pub struct ProcessList {
     pub truncated: bool,
 }
 
-impl From<processes::ProcessList> for ProcessList {
-    fn from(l: processes::ProcessList) -> Self {
+impl From<system::ProcessList> for ProcessList {
+    fn from(l: system::ProcessList) -> Self {
         ProcessList {
             processes: l
                 .processes
@@ -71,8 +71,8 @@ pub struct Lockers {
     pub complete: bool,
 }
 
-impl From<lockers::Lockers> for Lockers {
-    fn from(l: lockers::Lockers) -> Self {
+impl From<system::Lockers> for Lockers {
+    fn from(l: system::Lockers) -> Self {
         Lockers {
             path: l.path,
             lockers: l
@@ -99,20 +99,20 @@ pub enum Target {
     Window,
 }
 
-impl From<Target> for screenshot::Target {
+impl From<Target> for system::ScreenshotTarget {
     fn from(t: Target) -> Self {
         match t {
-            Target::Screen => screenshot::Target::Screen,
-            Target::Window => screenshot::Target::Window,
+            Target::Screen => system::ScreenshotTarget::Screen,
+            Target::Window => system::ScreenshotTarget::Window,
         }
     }
 }
 
-impl From<screenshot::Target> for Target {
-    fn from(t: screenshot::Target) -> Self {
+impl From<system::ScreenshotTarget> for Target {
+    fn from(t: system::ScreenshotTarget) -> Self {
         match t {
-            screenshot::Target::Screen => Target::Screen,
-            screenshot::Target::Window => Target::Window,
+            system::ScreenshotTarget::Screen => Target::Screen,
+            system::ScreenshotTarget::Window => Target::Window,
         }
     }
 }
@@ -129,8 +129,8 @@ pub struct Shot {
     pub window_title: Option<String>,
 }
 
-impl From<&screenshot::Shot> for Shot {
-    fn from(s: &screenshot::Shot) -> Self {
+impl From<&system::Shot> for Shot {
+    fn from(s: &system::Shot) -> Self {
         Shot {
             path: s.path.clone(),
             width: s.width,

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-use super::spill;
+use crate::host::spill;
 
 /// How many output bytes a run keeps in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +151,7 @@ impl Captured {
 /// other character its UTF-8 length; a byte that is not valid UTF-8 (shown as U+FFFD) is
 /// counted three, so the cost is never below what the text takes, even when a character is
 /// split between two reads.
-pub fn json_cost(bytes: &[u8], room: u64) -> (usize, u64) {
+pub(crate) fn json_cost(bytes: &[u8], room: u64) -> (usize, u64) {
     let (mut taken, mut used) = (0usize, 0u64);
     for chunk in bytes.utf8_chunks() {
         for c in chunk.valid().chars() {
@@ -178,7 +178,7 @@ pub fn json_cost(bytes: &[u8], room: u64) -> (usize, u64) {
 }
 
 /// `bytes` as text, without a replacement character for a multi-byte character cut at the end.
-pub fn lossy_prefix(bytes: &[u8]) -> String {
+pub(crate) fn lossy_prefix(bytes: &[u8]) -> String {
     let cut = match std::str::from_utf8(bytes) {
         Ok(s) => return s.to_string(),
         Err(e) if e.error_len().is_none() => e.valid_up_to(),

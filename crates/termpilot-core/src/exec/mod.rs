@@ -10,20 +10,15 @@
 //! Not here: sessions (a PTY and an emulator) and detached jobs.
 
 pub mod backoff;
-pub mod capture;
+pub(crate) mod capture;
 pub mod checks;
-pub mod env;
-pub mod marker;
 pub mod pager;
 pub mod parse;
-pub mod private;
 pub mod python;
 pub mod resolve;
 pub mod runner;
-pub mod shell;
-pub mod spawner;
-pub mod spill;
-pub mod undertaker;
+pub(crate) mod shell;
+pub(crate) mod spawner;
 pub mod verdict;
 
 pub use capture::{Captured, OutputCap};

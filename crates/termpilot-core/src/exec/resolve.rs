@@ -1,47 +1,13 @@
-//! Windows program resolution: PATH and PATHEXT, and `.cmd`/`.bat` wrappers run through
+//! Windows program resolution: the program found by the one PATH lookup
+//! ([`crate::host::path::find`], PATHEXT honoured), and `.cmd`/`.bat` wrappers run through
 //! cmd.exe with their arguments escaped (the rules of cross-spawn, which smart-terminal uses).
 //!
 //! The functions are plain string and path logic so they are unit-tested on every platform;
 //! only [`windows_program`] touches the real environment, and only on Windows.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// The extensions Windows tries when PATHEXT is unset.
-pub const DEFAULT_PATHEXT: &str = ".COM;.EXE;.BAT;.CMD";
-
-/// Finds `name` the way Windows does: a name with a directory part is checked where it is;
-/// a bare name is looked for in each `;`-separated entry of `path_var`. When `name` has no
-/// extension of `pathext`, each extension is tried in turn.
-pub fn search(
-    name: &str,
-    path_var: &str,
-    pathext: &str,
-    is_file: impl Fn(&Path) -> bool,
-) -> Option<PathBuf> {
-    let exts: Vec<String> = pathext
-        .split(';')
-        .filter(|e| !e.is_empty())
-        .map(|e| e.to_ascii_lowercase())
-        .collect();
-    let lower = name.to_ascii_lowercase();
-    let has_ext = exts.iter().any(|e| lower.ends_with(e.as_str()));
-    let candidates = |base: PathBuf| -> Option<PathBuf> {
-        if has_ext && is_file(&base) {
-            return Some(base);
-        }
-        exts.iter()
-            .map(|e| PathBuf::from(format!("{}{e}", base.display())))
-            .find(|p| is_file(p))
-    };
-    if name.contains(['/', '\\']) || Path::new(name).is_absolute() {
-        return candidates(PathBuf::from(name));
-    }
-    path_var
-        .split(';')
-        .map(|d| d.trim().trim_matches('"'))
-        .filter(|d| !d.is_empty())
-        .find_map(|dir| candidates(Path::new(dir).join(name)))
-}
+pub use crate::host::path::{DEFAULT_PATHEXT, search};
 
 /// True for batch files, which only cmd.exe can run.
 pub fn needs_cmd(program: &Path) -> bool {
@@ -104,9 +70,7 @@ pub fn cmd_wrapper_args(program: &Path, args: &[String]) -> Vec<String> {
 /// around a batch file. Returns `(program, args, verbatim)`.
 #[cfg(windows)]
 pub fn windows_program(name: &str, args: &[String]) -> (String, Vec<String>, bool) {
-    let path_var = std::env::var("PATH").unwrap_or_default();
-    let pathext = std::env::var("PATHEXT").unwrap_or_else(|_| DEFAULT_PATHEXT.to_string());
-    match search(name, &path_var, &pathext, |p| p.is_file()) {
+    match crate::host::path::find(name) {
         Some(found) if needs_cmd(&found) => {
             let comspec = std::env::var("ComSpec").unwrap_or_else(|_| "cmd.exe".into());
             (comspec, cmd_wrapper_args(&found, args), true)
@@ -118,6 +82,8 @@ pub fn windows_program(name: &str, args: &[String]) -> (String, Vec<String>, boo
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     fn fake(files: &'static [&'static str]) -> impl Fn(&Path) -> bool {

@@ -5,7 +5,7 @@
 //! the server ([`super::spawner`]); on
 //! timeout or cancellation the whole tree is killed and the child reaped before [`run`]
 //! returns. However it ends, whatever the run started that still runs — in its group or out
-//! of it — is ended through its marker ([`super::marker`]) before [`run`] returns, and what
+//! of it — is ended through its marker ([`crate::host::marker`]) before [`run`] returns, and what
 //! cannot be ended is named in [`Outcome::survivors`]. When something still holds the output
 //! pipes open after that, its group is killed after a short grace so the call never hangs.
 
@@ -18,10 +18,10 @@ use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::{Captured, OutputCap, capture};
-use super::env::CHILD_ENV;
-use super::marker;
 use super::shell::Shell;
 use crate::error::{Error, Fault, Result};
+use crate::host::env::CHILD_ENV;
+use crate::host::marker;
 use crate::platform;
 
 /// Default time a one-shot command may run.

@@ -74,7 +74,7 @@ impl Shell {
     /// (`\"` inside, as programs parse their command line) for cmd.exe.
     pub fn quote(self, word: &str) -> String {
         match self {
-            Shell::Sh | Shell::Bash => crate::remote::script::quote(word),
+            Shell::Sh | Shell::Bash => posix_quote(word),
             Shell::PowerShell => format!("'{}'", word.replace('\'', "''")),
             Shell::Cmd => {
                 if !word.is_empty()
@@ -142,7 +142,7 @@ impl ShellCommand {
     /// Checks that the program exists (a path, or a name found on PATH), for callers that
     /// cannot see a failed spawn themselves, such as a detached job's wrapper.
     pub fn require_installed(&self) -> Result<()> {
-        if crate::session::shell::find(&self.program).is_some() {
+        if crate::host::path::find(&self.program).is_some() {
             return Ok(());
         }
         Err(Error::InvalidInput(format!(
@@ -154,14 +154,7 @@ impl ShellCommand {
 
 /// `pwsh` when it is on PATH, else Windows PowerShell (`powershell`).
 fn powershell() -> String {
-    let path = std::env::var("PATH").unwrap_or_default();
-    let found = if cfg!(windows) {
-        let ext =
-            std::env::var("PATHEXT").unwrap_or_else(|_| super::resolve::DEFAULT_PATHEXT.into());
-        super::resolve::search("pwsh", &path, &ext, |p| p.is_file()).is_some()
-    } else {
-        std::env::split_paths(&path).any(|d| d.join("pwsh").is_file())
-    };
+    let found = crate::host::path::find("pwsh").is_some();
     if found || !cfg!(windows) {
         "pwsh".into()
     } else {
@@ -170,7 +163,7 @@ fn powershell() -> String {
 }
 
 /// Where Git for Windows puts bash, in the order they are tried; `var` reads the environment.
-pub fn git_bash_candidates(var: impl Fn(&str) -> Option<String>) -> Vec<PathBuf> {
+pub(crate) fn git_bash_candidates(var: impl Fn(&str) -> Option<String>) -> Vec<PathBuf> {
     let mut roots: Vec<PathBuf> = Vec::new();
     let program_files = var("ProgramFiles").unwrap_or_else(|| r"C:\Program Files".into());
     let program_files_x86 =
@@ -192,7 +185,7 @@ pub fn git_bash_candidates(var: impl Fn(&str) -> Option<String>) -> Vec<PathBuf>
 }
 
 /// Git Bash, from its fixed install paths; an error naming them when none exists.
-pub fn git_bash() -> Result<PathBuf> {
+pub(crate) fn git_bash() -> Result<PathBuf> {
     let candidates = git_bash_candidates(|k| std::env::var(k).ok());
     if let Some(found) = candidates.iter().find(|p| p.is_file()) {
         return Ok(found.clone());
@@ -202,6 +195,18 @@ pub fn git_bash() -> Result<PathBuf> {
         "Git Bash was not found (tried {}); install Git for Windows from https://git-scm.com/download/win or use powershell or cmd.",
         tried.join(", ")
     )))
+}
+
+/// `word` in single quotes, safe for any POSIX shell (and fish): `it's` → `'it'\''s'`.
+pub(crate) fn posix_quote(word: &str) -> String {
+    if !word.is_empty()
+        && word.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '=' | ':' | ',')
+        })
+    {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 #[cfg(test)]

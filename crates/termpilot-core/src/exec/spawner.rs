@@ -21,7 +21,7 @@ type Request = (
 );
 
 /// Spawns `cmd` from the long-lived spawner thread, inside the current tokio runtime.
-pub async fn spawn(cmd: Command) -> std::io::Result<Child> {
+pub(crate) async fn spawn(cmd: Command) -> std::io::Result<Child> {
     let (tx, rx) = oneshot::channel();
     sender()
         .send((cmd, tokio::runtime::Handle::current(), tx))
@@ -66,7 +66,7 @@ fn sender() -> Sender<Request> {
 /// and ends the child at once if the server already died before that request took hold.
 /// Runs between fork and exec: only async-signal-safe calls.
 #[cfg(target_os = "linux")]
-pub fn die_with_parent(parent: libc::pid_t) -> std::io::Result<()> {
+pub(crate) fn die_with_parent(parent: libc::pid_t) -> std::io::Result<()> {
     // SAFETY: prctl and getppid are async-signal-safe and touch no memory of ours.
     unsafe {
         if libc::prctl(

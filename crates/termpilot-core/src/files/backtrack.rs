@@ -17,7 +17,7 @@ use grep_matcher::{Match, Matcher, NoCaptures};
 
 /// A `grep_matcher::Matcher` over `fancy_regex`, searching one line at a time.
 #[derive(Debug)]
-pub struct BacktrackMatcher {
+pub(crate) struct BacktrackMatcher {
     regex: Regex,
     /// The first runtime failure (backtrack limit), to be reported after the search.
     failure: Mutex<Option<String>>,
@@ -25,7 +25,7 @@ pub struct BacktrackMatcher {
 
 /// A runtime failure of the backtracking engine.
 #[derive(Debug)]
-pub struct BacktrackError(String);
+pub(crate) struct BacktrackError(String);
 
 impl std::fmt::Display for BacktrackError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -35,7 +35,7 @@ impl std::fmt::Display for BacktrackError {
 
 impl BacktrackMatcher {
     /// Compiles `pattern`; `Err` carries the engine's reason.
-    pub fn new(pattern: &str, case_insensitive: bool) -> Result<Self, String> {
+    pub(crate) fn new(pattern: &str, case_insensitive: bool) -> Result<Self, String> {
         let regex = RegexBuilder::new(pattern)
             .case_insensitive(case_insensitive)
             .bytes_mode(BytesMode::UnicodeBytes)
@@ -48,7 +48,7 @@ impl BacktrackMatcher {
     }
 
     /// The first runtime failure since the last call, if any (and clears it).
-    pub fn take_failure(&self) -> Option<String> {
+    pub(crate) fn take_failure(&self) -> Option<String> {
         self.failure.lock().ok()?.take()
     }
 }

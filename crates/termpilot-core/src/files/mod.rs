@@ -6,7 +6,7 @@
 //! resolved by [`path::resolve`]: absolute, or relative to a base directory the caller names
 //! (a session's cwd). Bad input is an error that changes nothing on disk.
 
-pub mod backtrack;
+pub(crate) mod backtrack;
 pub mod edit;
 pub mod encoding;
 pub mod grep;

@@ -13,8 +13,8 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::exec::env::CHILD_ENV;
 use crate::exec::shell::{Shell, ShellCommand};
+use crate::host::env::CHILD_ENV;
 
 /// The shell a job's command is given to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +54,7 @@ impl JobShell {
 
 /// The program and arguments that run `command` in `shell` (built by [`crate::exec::shell`]),
 /// checked to exist now: a detached wrapper could only report a missing shell as exit 127.
-pub fn shell_command(shell: JobShell, command: &str) -> Result<ShellCommand> {
+pub(crate) fn shell_command(shell: JobShell, command: &str) -> Result<ShellCommand> {
     let c = shell.shell().command(command)?;
     c.require_installed()?;
     Ok(c)
@@ -79,7 +79,7 @@ rm -f "$o" "$e"
 /// Starts the wrapper for `command` detached (the logs, 0600, are created first) (new session, stdio away from the server) and
 /// returns its pid. The server reaps it if it is still running when the wrapper ends.
 #[cfg(unix)]
-pub fn spawn(dir: &Path, cwd: &Path, command: &ShellCommand) -> Result<i32> {
+pub(crate) fn spawn(dir: &Path, cwd: &Path, command: &ShellCommand) -> Result<i32> {
     super::store::create_logs(dir).map_err(|e| {
         Error::io(
             format!("Cannot create the job's logs in {}", dir.display()),

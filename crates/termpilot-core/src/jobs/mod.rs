@@ -10,9 +10,9 @@
 //! being linked into place and the wrapper's pidfd for its exit, and re-checks on every
 //! wake-up. There is no polling interval on Linux.
 
-pub mod launch;
-pub mod store;
-pub mod tail;
+pub(crate) mod launch;
+pub(crate) mod store;
+pub(crate) mod tail;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -24,7 +24,8 @@ use crate::platform;
 use crate::progress::Progress;
 
 pub use launch::JobShell;
-use store::{JobMeta, LogPaths};
+use store::JobMeta;
+pub use store::{LogPaths, rfc3339};
 
 /// Default and maximum `tail_lines`.
 pub const DEFAULT_TAIL_LINES: usize = 40;

@@ -21,17 +21,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Fault, Result};
 
-pub const META: &str = "job.json";
-pub const STDOUT: &str = "stdout.log";
-pub const STDERR: &str = "stderr.log";
-pub const COMBINED: &str = "combined.log";
-pub const EXIT: &str = "exit_code.txt";
-pub const KILLED: &str = "killed_at.txt";
+pub(crate) const META: &str = "job.json";
+pub(crate) const STDOUT: &str = "stdout.log";
+pub(crate) const STDERR: &str = "stderr.log";
+pub(crate) const COMBINED: &str = "combined.log";
+pub(crate) const EXIT: &str = "exit_code.txt";
+pub(crate) const KILLED: &str = "killed_at.txt";
 
 /// What `job_start` recorded about a job. Storage, not the wire: these serde derives and
 /// field names are `job.json`'s on-disk format, read back by every later server.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct JobMeta {
+pub(crate) struct JobMeta {
     pub job_id: String,
     pub name: Option<String>,
     pub command: String,
@@ -66,7 +66,7 @@ impl LogPaths {
 }
 
 /// Milliseconds since the Unix epoch.
-pub fn epoch_ms(t: SystemTime) -> u64 {
+pub(crate) fn epoch_ms(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
@@ -78,7 +78,7 @@ pub fn rfc3339(t: SystemTime) -> String {
 }
 
 /// A job id is a directory name we made: letters, digits, `-`, `_`, `.`; never `.`/`..`.
-pub fn check_id(id: &str) -> Result<()> {
+pub(crate) fn check_id(id: &str) -> Result<()> {
     let ok = !id.is_empty()
         && id.len() <= 100
         && !id.starts_with('.')
@@ -122,7 +122,7 @@ fn prepare_root(root: &Path) -> std::io::Result<()> {
 
 /// Creates the (empty) log files of a new job, readable by this user only; the wrapper
 /// appends to them.
-pub fn create_logs(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn create_logs(dir: &Path) -> std::io::Result<()> {
     for name in [STDOUT, STDERR, COMBINED] {
         private_file(&dir.join(name))?;
     }
@@ -140,7 +140,7 @@ fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
 
 /// Makes a fresh job directory (0700) under `root` with a readable unique id
 /// (`calm-otter-3f9a`).
-pub fn create(root: &Path) -> Result<(String, PathBuf)> {
+pub(crate) fn create(root: &Path) -> Result<(String, PathBuf)> {
     prepare_root(root).map_err(|e| {
         Error::io(
             format!("Cannot create the jobs directory {}", root.display()),
@@ -174,7 +174,7 @@ pub fn create(root: &Path) -> Result<(String, PathBuf)> {
 }
 
 /// Writes `contents` to `dir/name` atomically (temp file, then rename).
-pub fn write_atomic(dir: &Path, name: &str, contents: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(dir: &Path, name: &str, contents: &[u8]) -> std::io::Result<()> {
     let tmp = write_temp(dir, name, contents)?;
     std::fs::rename(&tmp, dir.join(name))
 }
@@ -193,7 +193,7 @@ fn write_temp(dir: &Path, name: &str, contents: &[u8]) -> std::io::Result<PathBu
 
 /// Writes `dir/name` only if it does not exist yet (hard link of a temp file: atomic, no
 /// replace). Returns false when it was already there.
-pub fn write_once(dir: &Path, name: &str, contents: &[u8]) -> std::io::Result<bool> {
+pub(crate) fn write_once(dir: &Path, name: &str, contents: &[u8]) -> std::io::Result<bool> {
     let tmp = write_temp(dir, name, contents)?;
     let linked = std::fs::hard_link(&tmp, dir.join(name));
     let _ = std::fs::remove_file(&tmp);
@@ -204,7 +204,7 @@ pub fn write_once(dir: &Path, name: &str, contents: &[u8]) -> std::io::Result<bo
     }
 }
 
-pub fn write_meta(dir: &Path, meta: &JobMeta) -> Result<()> {
+pub(crate) fn write_meta(dir: &Path, meta: &JobMeta) -> Result<()> {
     let json = serde_json::to_vec_pretty(meta).expect("metadata is plain data");
     write_atomic(dir, META, &json).map_err(|e| {
         Error::io(
@@ -216,7 +216,7 @@ pub fn write_meta(dir: &Path, meta: &JobMeta) -> Result<()> {
 }
 
 /// The metadata of the job in `dir`, or a sentence saying what is wrong with it.
-pub fn read_meta(dir: &Path) -> std::result::Result<JobMeta, String> {
+pub(crate) fn read_meta(dir: &Path) -> std::result::Result<JobMeta, String> {
     let path = dir.join(META);
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -226,7 +226,7 @@ pub fn read_meta(dir: &Path) -> std::result::Result<JobMeta, String> {
 
 /// The recorded exit code and when it was recorded, if the job has ended. A file without
 /// its final newline is still being written and does not count yet.
-pub fn read_exit(dir: &Path) -> Option<(Option<i32>, SystemTime)> {
+pub(crate) fn read_exit(dir: &Path) -> Option<(Option<i32>, SystemTime)> {
     let path = dir.join(EXIT);
     let text = std::fs::read_to_string(&path).ok()?;
     if !text.ends_with('\n') {
@@ -238,12 +238,12 @@ pub fn read_exit(dir: &Path) -> Option<(Option<i32>, SystemTime)> {
     Some((text.trim().parse().ok(), when))
 }
 
-pub fn was_killed(dir: &Path) -> bool {
+pub(crate) fn was_killed(dir: &Path) -> bool {
     dir.join(KILLED).exists()
 }
 
 /// When the combined log was last written (the best guess at when a lost job ended).
-pub fn last_output(dir: &Path) -> Option<SystemTime> {
+pub(crate) fn last_output(dir: &Path) -> Option<SystemTime> {
     std::fs::metadata(dir.join(COMBINED)).ok()?.modified().ok()
 }
 

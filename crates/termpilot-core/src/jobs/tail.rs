@@ -4,10 +4,10 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 /// At most this many bytes are read from the end of a log for a tail.
-pub const MAX_TAIL_BYTES: u64 = 256 * 1024;
+pub(crate) const MAX_TAIL_BYTES: u64 = 256 * 1024;
 
 /// The last `lines` lines of `path` (lossy UTF-8), or an empty string when there is none.
-pub fn last_lines(path: &Path, lines: usize) -> String {
+pub(crate) fn last_lines(path: &Path, lines: usize) -> String {
     if lines == 0 {
         return String::new();
     }

@@ -3,7 +3,7 @@
 //! Killing the local `podman exec` / `docker exec` / `kubectl exec` client does not end what
 //! it started in the target: the engine keeps the exec session (and, for podman, one conmon
 //! on this machine) until the program there ends by itself. So what termpilot starts in a
-//! target carries the same marker as on this machine ([`crate::exec::marker`]:
+//! target carries the same marker as on this machine ([`crate::host::marker`]:
 //! `TERMPILOT_RUN_ID=<value>` in its environment, inherited by everything it starts, whatever
 //! process group or session it moves to), and ending it is a second, short exec into the
 //! target: a POSIX `sh` program ([`sweep_script`]) that finds the living processes carrying
@@ -19,7 +19,7 @@
 //! processes when its connection ends.
 //!
 //! When the server dies without ending its sessions (`kill -9`), the undertaker
-//! ([`crate::exec::undertaker`]) runs the sweep for every target the server reached, with
+//! ([`crate::host::undertaker`]) runs the sweep for every target the server reached, with
 //! the server's marker prefix: [`remember_for_undertaker`] tells it the command line.
 
 use std::io::Read;
@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use super::failure;
 use super::target::Target;
 use super::transport::{self, RemoteOptions, Tty};
-use crate::exec::marker::{MARKER, Survivor};
+use crate::host::marker::{MARKER, Survivor};
 
 /// The longest a sweep may take, the exec into the target included.
 pub const SWEEP_LIMIT: Duration = Duration::from_secs(15);
@@ -295,7 +295,7 @@ pub fn remember_for_undertaker(target: &Target, options: &RemoteOptions) {
         return;
     }
     let prefix = format!("{}.", std::process::id());
-    crate::exec::undertaker::remember(&sweep_argv(target, options, &prefix, true));
+    crate::host::undertaker::remember(&sweep_argv(target, options, &prefix, true));
 }
 
 /// Why a remote shell ended as soon as it started, in one sentence: the link's failure
@@ -356,7 +356,7 @@ mod tests {
     #[test]
     fn the_sweep_ends_a_marked_process_here_in_sh() {
         // The script is plain sh over /proc: run it on this machine against a marked sleep.
-        let value = crate::exec::marker::for_run();
+        let value = crate::host::marker::for_run();
         let mut child = Command::new("sleep")
             .arg("1000")
             .env(MARKER, &value)

@@ -4,29 +4,30 @@
 //! user's ssh config as the inventory), `docker`/`podman exec` and `kubectl exec` — and
 //! never speaks a wire protocol of its own here. [`target`] parses the `host` strings,
 //! [`transport`] builds the argv (SSH always strict about host keys, never prompting),
-//! [`script`] the POSIX text run on the target, [`shell`] a plain-terminal session's
-//! transport command line (hooks delivered in band), [`failure`] tells a broken link from a
-//! failing command, [`ending`] ends what was started inside a container or pod, and [`fleet`] runs one command on many targets. One-shot runs go
-//! through the one runner, [`crate::exec::run`], like every other process.
+//! [`script`] the POSIX text run on the target, [`failure`] tells a broken link from a
+//! failing command, [`ending`] ends what was started inside a container or pod, and
+//! [`fleet`] runs one command on many targets. One-shot runs go through the one runner,
+//! [`crate::exec::run`], like every other process. A plain-terminal session on a target (the
+//! transport on a local PTY, hooks delivered in band) is a session's business:
+//! `session/remote_shell.rs`.
 
 pub mod ending;
 pub mod failure;
 pub mod fleet;
-pub mod script;
-pub mod shell;
-pub mod target;
-pub mod transport;
+pub(crate) mod script;
+pub(crate) mod target;
+pub(crate) mod transport;
 
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::exec::{Outcome, OutputCap, Spec};
 pub use failure::LinkFailure;
 pub use script::RemoteCommand;
 pub use target::{Engine, Target};
-pub use transport::{RemoteOptions, Tty};
+pub use transport::{RemoteOptions, Tty, argv as transport_argv, check_remote_bin};
 
 /// How a remote one-shot run went: the command ran (whatever its exit code), or the link
 /// to the target failed before it could.
@@ -60,7 +61,7 @@ pub async fn run(
 ) -> Result<Ran> {
     let mut remote = job.command.argv()?;
     let inside = ending::reaches_inside(target);
-    let value = crate::exec::marker::for_run();
+    let value = crate::host::marker::for_run();
     if inside {
         ending::remember_for_undertaker(target, options);
         remote = ending::marked_run(&remote[2], &value);
@@ -82,7 +83,8 @@ pub async fn run(
         Vec::new()
     };
     let mut out = match ran {
-        Err(Error::InvalidInput(m)) if m.contains("was not found") => {
+        // The transport itself is missing here (typed: the runner's own "not found").
+        Err(Error::Fault(Fault::ProgramNotFound { .. })) => {
             return Err(Error::InvalidInput(format!(
                 "`{target}` is reached through `{program}`, which is not installed here; install it or put it on PATH."
             )));
@@ -90,7 +92,7 @@ pub async fn run(
         Err(Error::Other(m)) if !survivors.is_empty() => {
             return Err(Error::Other(format!(
                 "{m} Inside `{target}` these could not be ended and still run: {}.",
-                crate::exec::marker::describe(&survivors)
+                crate::host::marker::describe(&survivors)
             )));
         }
         other => other?,

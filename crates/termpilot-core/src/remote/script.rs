@@ -5,21 +5,10 @@
 //! container and in a pod: the working directory, the environment and then the command.
 
 use crate::error::{Error, Result};
-
-/// `word` in single quotes, safe for any POSIX shell (and fish): `it's` → `'it'\''s'`.
-pub fn quote(word: &str) -> String {
-    if !word.is_empty()
-        && word.chars().all(|c| {
-            c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '=' | ':' | ',')
-        })
-    {
-        return word.to_string();
-    }
-    format!("'{}'", word.replace('\'', r"'\''"))
-}
+pub(crate) use crate::exec::shell::posix_quote as quote;
 
 /// A shell variable name: a letter or `_`, then letters, digits, `_`.
-pub fn is_name(key: &str) -> bool {
+pub(crate) fn is_name(key: &str) -> bool {
     key.chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')

@@ -3,7 +3,7 @@
 //! across cells with no gap, whatever the font would have drawn.
 
 use super::fonts::Metrics;
-use super::glyphs::{Pixels, Sprite};
+use super::sprite::{Pixels, Sprite};
 
 /// Arms of U+2500–U+257F as `URDL` weights (0 none, 1 light, 2 heavy, 3 double); `.` marks
 /// the characters drawn otherwise (dashes, arcs, diagonals).

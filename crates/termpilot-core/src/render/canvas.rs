@@ -3,7 +3,7 @@
 
 use alacritty_terminal::vte::ansi::Rgb;
 
-use super::glyphs::{Pixels, Sprite};
+use super::sprite::{Pixels, Sprite};
 
 pub(crate) struct Canvas {
     pub width: u32,
@@ -12,7 +12,7 @@ pub(crate) struct Canvas {
 }
 
 impl Canvas {
-    pub fn new(width: u32, height: u32, background: Rgb) -> Canvas {
+    pub(super) fn new(width: u32, height: u32, background: Rgb) -> Canvas {
         Canvas {
             width,
             height,
@@ -24,12 +24,12 @@ impl Canvas {
     }
 
     #[cfg(test)]
-    pub fn get(&self, x: u32, y: u32) -> [u8; 3] {
+    pub(crate) fn get(&self, x: u32, y: u32) -> [u8; 3] {
         self.pixels[(y * self.width + x) as usize]
     }
 
     /// Fills a rectangle (clipped to the image).
-    pub fn fill(&mut self, x: i32, y: i32, w: u32, h: u32, color: Rgb) {
+    pub(super) fn fill(&mut self, x: i32, y: i32, w: u32, h: u32, color: Rgb) {
         let Some((x0, y0, x1, y1)) = self.clip(x, y, w, h) else {
             return;
         };
@@ -41,7 +41,7 @@ impl Canvas {
     }
 
     /// Blends `color` over one pixel with coverage `alpha` (0–255).
-    pub fn blend(&mut self, x: i32, y: i32, color: Rgb, alpha: u8) {
+    pub(super) fn blend(&mut self, x: i32, y: i32, color: Rgb, alpha: u8) {
         if x < 0 || y < 0 || x as u32 >= self.width || y as u32 >= self.height || alpha == 0 {
             return;
         }
@@ -51,7 +51,7 @@ impl Canvas {
 
     /// Draws a sprite whose origin is at (`x`, `y`): coverage sprites in `color`, colour
     /// sprites as they are.
-    pub fn draw(&mut self, x: i32, y: i32, sprite: &Sprite, color: Rgb) {
+    pub(super) fn draw(&mut self, x: i32, y: i32, sprite: &Sprite, color: Rgb) {
         let sx = x + sprite.left;
         let sy = y + sprite.top;
         let Some((x0, y0, x1, y1)) = self.clip(sx, sy, sprite.width, sprite.height) else {

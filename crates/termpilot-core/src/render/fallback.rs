@@ -65,7 +65,7 @@ static CATALOG: LazyLock<Mutex<Catalog>> = LazyLock::new(|| {
 });
 
 /// A system font that has a glyph for `c`, if there is one.
-pub fn find(c: char) -> Option<FontRef<'static>> {
+pub(super) fn find(c: char) -> Option<FontRef<'static>> {
     let mut catalog = CATALOG.lock().unwrap_or_else(|e| e.into_inner());
     let catalog = &mut *catalog;
     if let Some(found) = catalog.by_char.get(&c) {

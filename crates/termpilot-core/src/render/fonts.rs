@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use ab_glyph::{Font, FontRef, PxScale};
 
 /// Width of one cell in pixels; everything else follows from the font at this size.
-pub const CELL_WIDTH: u32 = 9;
+pub(crate) const CELL_WIDTH: u32 = 9;
 
 pub static JETBRAINS_REGULAR: &[u8] =
     include_bytes!("../../../../assets/fonts/JetBrainsMono-Regular.ttf");
@@ -21,7 +21,7 @@ static DEJAVU_MONO: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSansM
 
 /// Which face a cell asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Style {
+pub(crate) enum Style {
     Regular,
     Bold,
     Italic,
@@ -29,7 +29,7 @@ pub enum Style {
 }
 
 impl Style {
-    pub fn new(bold: bool, italic: bool) -> Style {
+    pub(crate) fn new(bold: bool, italic: bool) -> Style {
         match (bold, italic) {
             (false, false) => Style::Regular,
             (true, false) => Style::Bold,
@@ -40,7 +40,7 @@ impl Style {
 }
 
 /// The embedded faces, parsed once.
-pub struct Embedded {
+pub(crate) struct Embedded {
     pub regular: FontRef<'static>,
     pub bold: FontRef<'static>,
     pub italic: FontRef<'static>,
@@ -50,7 +50,7 @@ pub struct Embedded {
 
 impl Embedded {
     /// The face for a style, and whether it must be emboldened in code.
-    pub fn face(&self, style: Style) -> (&FontRef<'static>, bool) {
+    pub(crate) fn face(&self, style: Style) -> (&FontRef<'static>, bool) {
         match style {
             Style::Regular => (&self.regular, false),
             Style::Bold => (&self.bold, false),
@@ -60,7 +60,7 @@ impl Embedded {
     }
 }
 
-pub fn embedded() -> &'static Embedded {
+pub(crate) fn embedded() -> &'static Embedded {
     static FONTS: OnceLock<Embedded> = OnceLock::new();
     FONTS.get_or_init(|| {
         let parse = |data: &'static [u8]| {
@@ -77,7 +77,7 @@ pub fn embedded() -> &'static Embedded {
 
 /// The geometry of a cell, shared by every face.
 #[derive(Debug, Clone, Copy)]
-pub struct Metrics {
+pub(crate) struct Metrics {
     pub cell_width: u32,
     pub cell_height: u32,
     /// Size of the em square in pixels.
@@ -94,13 +94,13 @@ pub struct Metrics {
 
 impl Metrics {
     /// The scale at which `font` draws an em as large as the main face's.
-    pub fn scale_for(&self, font: &impl Font) -> PxScale {
+    pub(crate) fn scale_for(&self, font: &impl Font) -> PxScale {
         let upem = font.units_per_em().unwrap_or(1000.0);
         PxScale::from(self.em * font.height_unscaled() / upem)
     }
 }
 
-pub fn metrics() -> &'static Metrics {
+pub(crate) fn metrics() -> &'static Metrics {
     static METRICS: OnceLock<Metrics> = OnceLock::new();
     METRICS.get_or_init(|| {
         let font = &embedded().regular;

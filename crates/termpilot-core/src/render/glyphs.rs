@@ -14,42 +14,13 @@ use ab_glyph::{Font, FontRef, GlyphId, GlyphImageFormat, point};
 use super::boxdraw;
 use super::fallback;
 use super::fonts::{Metrics, Style, embedded, metrics};
+pub(crate) use super::sprite::{Pixels, Sprite};
 
 /// Sprites kept at most; the cache starts over beyond this (a screen holds far fewer).
 const MAX_SPRITES: usize = 8192;
 
 /// Coverage is kept in this many steps (fewer colours: smaller, palette-friendly PNGs).
 const COVERAGE_STEPS: f32 = 15.0;
-
-/// Pixels relative to a cell's top-left corner.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Sprite {
-    pub left: i32,
-    pub top: i32,
-    pub width: u32,
-    pub height: u32,
-    pub pixels: Pixels,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Pixels {
-    /// Coverage 0–255, painted in the cell's foreground colour.
-    Coverage(Vec<u8>),
-    /// Colour with straight alpha (emoji bitmaps).
-    Rgba(Vec<[u8; 4]>),
-}
-
-impl Sprite {
-    pub fn empty() -> Sprite {
-        Sprite {
-            left: 0,
-            top: 0,
-            width: 0,
-            height: 0,
-            pixels: Pixels::Coverage(Vec::new()),
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Key {
@@ -76,7 +47,7 @@ pub(crate) fn cache() -> MutexGuard<'static, Glyphs> {
 
 impl Glyphs {
     /// The sprite for `c` drawn `cells` cells wide (1, or 2 for wide characters).
-    pub fn get(&mut self, c: char, style: Style, cells: u32) -> &Sprite {
+    pub(super) fn get(&mut self, c: char, style: Style, cells: u32) -> &Sprite {
         self.lookup(c, style, cells.clamp(1, 2) as u8)
     }
 
@@ -84,7 +55,7 @@ impl Glyphs {
     /// a mark no font has is left out rather than boxed (it rides on a visible base).
     ///
     /// [`get`]: Glyphs::get
-    pub fn mark(&mut self, c: char, style: Style, cells: u32) -> &Sprite {
+    pub(super) fn mark(&mut self, c: char, style: Style, cells: u32) -> &Sprite {
         self.lookup(c, style, MARK | cells.clamp(1, 2) as u8)
     }
 

@@ -15,11 +15,12 @@ mod boxdraw;
 mod canvas;
 mod encode;
 mod fallback;
-pub mod fonts;
+pub(crate) mod fonts;
 mod glyphs;
 mod paint;
 mod palette;
 mod snapshot;
+mod sprite;
 #[cfg(test)]
 mod tests;
 mod theme;
@@ -29,6 +30,7 @@ use alacritty_terminal::term::Term;
 
 use crate::error::{Error, Result};
 
+pub use fonts::{JETBRAINS_BOLD, JETBRAINS_REGULAR};
 pub use snapshot::Screen;
 pub use theme::Theme;
 

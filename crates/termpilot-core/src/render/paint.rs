@@ -19,7 +19,7 @@ pub(crate) struct Paint<'a> {
 }
 
 impl Paint<'_> {
-    pub fn run(&self, m: &Metrics, glyphs: &mut Glyphs) -> Canvas {
+    pub(super) fn run(&self, m: &Metrics, glyphs: &mut Glyphs) -> Canvas {
         let screen = self.screen;
         let palette = Palette::new(self.theme.colors(), &screen.colors);
         let (cw, ch) = (m.cell_width, m.cell_height);

@@ -19,7 +19,7 @@ pub(crate) struct Palette {
 
 impl Palette {
     /// The theme's colours with the terminal's overrides (`term.colors()`) applied.
-    pub fn new(theme: &ThemeColors, overrides: &Colors) -> Palette {
+    pub(super) fn new(theme: &ThemeColors, overrides: &Colors) -> Palette {
         let mut colors = [theme.background; COUNT];
         colors[..16].copy_from_slice(&theme.ansi);
         for (i, slot) in colors.iter_mut().enumerate().take(256).skip(16) {
@@ -52,16 +52,16 @@ impl Palette {
         Palette { colors }
     }
 
-    pub fn background(&self) -> Rgb {
+    pub(super) fn background(&self) -> Rgb {
         self.colors[NamedColor::Background as usize]
     }
 
-    pub fn cursor(&self) -> Rgb {
+    pub(super) fn cursor(&self) -> Rgb {
         self.colors[NamedColor::Cursor as usize]
     }
 
     /// A colour as the cell stores it.
-    pub fn get(&self, color: Color) -> Rgb {
+    pub(super) fn get(&self, color: Color) -> Rgb {
         match color {
             Color::Spec(rgb) => rgb,
             Color::Named(n) => self.colors[n as usize],
@@ -86,7 +86,7 @@ impl Palette {
     }
 
     /// The (foreground, background) painted for a cell, after inverse and hidden.
-    pub fn cell_colors(&self, fg: Color, bg: Color, flags: Flags) -> (Rgb, Rgb) {
+    pub(super) fn cell_colors(&self, fg: Color, bg: Color, flags: Flags) -> (Rgb, Rgb) {
         let mut fore = self.foreground(fg, flags);
         let mut back = self.get(bg);
         if flags.contains(Flags::INVERSE) {

@@ -19,10 +19,10 @@ use super::policy::{Network, Policy};
 
 /// The oldest Landlock ABI the sandbox runs on: 3 (Linux 6.2), the first that controls
 /// truncation.
-pub const MIN_ABI: i32 = 3;
+pub(super) const MIN_ABI: i32 = 3;
 
 /// The running kernel's Landlock ABI version (0 when Landlock is missing or disabled).
-pub fn abi_version() -> i32 {
+pub(super) fn abi_version() -> i32 {
     const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
     // SAFETY: with a null attribute and size 0 this only returns the ABI version.
     let v = unsafe {
@@ -59,7 +59,7 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Builds and enforces the ruleset for `policy` on this thread; `no_new_privs` is set too.
-pub fn restrict(policy: &Policy) -> Result<(), String> {
+pub(super) fn restrict(policy: &Policy) -> Result<(), String> {
     let abi = abi_version();
     if abi < MIN_ABI {
         return Err(missing_abi(abi));
@@ -97,7 +97,7 @@ pub fn restrict(policy: &Policy) -> Result<(), String> {
 }
 
 /// The sentence for a kernel whose Landlock is missing or too old.
-pub fn missing_abi(abi: i32) -> String {
+pub(super) fn missing_abi(abi: i32) -> String {
     if abi == 0 {
         "this kernel has no Landlock (it needs Linux 6.2 or later with `landlock` in the lsm= boot list)".into()
     } else {

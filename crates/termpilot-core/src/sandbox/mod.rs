@@ -57,7 +57,12 @@ mod seccomp;
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
-pub mod wrapper;
+pub(crate) mod wrapper;
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+pub use wrapper::from_argv as wrapper_from_argv;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -175,7 +180,7 @@ fn resolve(settings: &Settings, cwd: Option<&Path>) -> std::result::Result<Polic
     // Created by the wrapper (0700) when a child first needs it.
     let tmp = paths::resolve(
         &std::env::temp_dir()
-            .join(crate::exec::spill::user_folder())
+            .join(crate::host::spill::user_folder())
             .join(format!("sandbox-{}", std::process::id())),
     );
     let network = settings.network.unwrap_or(if settings.mode == Mode::Off {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// What must be pinned and what made read-only under `roots`.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Protected {
+pub(super) struct Protected {
     /// `.git` directories: bind-mounted onto themselves.
     pub pinned: Vec<PathBuf>,
     /// Read-only bind mounts: `.git/hooks`, `.git/config`, or a `.git` file (a worktree's
@@ -24,13 +24,13 @@ pub struct Protected {
 }
 
 impl Protected {
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.pinned.is_empty() && self.read_only.is_empty()
     }
 }
 
 /// The git paths of the write roots that exist now.
-pub fn protected(roots: &[PathBuf]) -> Protected {
+pub(super) fn protected(roots: &[PathBuf]) -> Protected {
     let mut p = Protected::default();
     for root in roots {
         let git = root.join(".git");
@@ -120,7 +120,7 @@ fn kept_flags(path: &CString) -> libc::c_ulong {
 }
 
 /// Applies `p` in a new mount namespace of this process.
-pub fn apply(p: &Protected) -> Result<(), String> {
+pub(super) fn apply(p: &Protected) -> Result<(), String> {
     if p.is_empty() {
         return Ok(());
     }

@@ -12,7 +12,7 @@ const MAX_LINKS: usize = 40;
 
 /// `path` with every symlink followed and `.`/`..` resolved, whether or not it exists: the
 /// file a write to `path` would create or replace.
-pub fn resolve(path: &Path) -> PathBuf {
+pub(super) fn resolve(path: &Path) -> PathBuf {
     let mut links = 0;
     resolve_from(PathBuf::from("/"), path, &mut links)
 }
@@ -46,7 +46,7 @@ fn inside(path: &Path, dirs: &[PathBuf]) -> Option<PathBuf> {
 }
 
 /// Refuses reading `path` when it resolves into a deny-read path.
-pub fn check_read(policy: &Policy, path: &Path) -> Result<()> {
+pub(super) fn check_read(policy: &Policy, path: &Path) -> Result<()> {
     if !policy.active() {
         return Ok(());
     }
@@ -64,7 +64,7 @@ pub fn check_read(policy: &Policy, path: &Path) -> Result<()> {
 
 /// Refuses writing `path` unless it resolves into a write root (workspace-write) or the
 /// private temp dir, outside the deny-read paths and the protected git paths.
-pub fn check_write(policy: &Policy, path: &Path) -> Result<()> {
+pub(super) fn check_write(policy: &Policy, path: &Path) -> Result<()> {
     if !policy.active() {
         return Ok(());
     }
@@ -73,7 +73,7 @@ pub fn check_write(policy: &Policy, path: &Path) -> Result<()> {
 
 /// `path` resolved, and the write root (or the private temp dir) it resolves into; refused as
 /// [`check_write`] refuses. The policy is active.
-pub fn write_root(policy: &Policy, path: &Path) -> Result<(PathBuf, PathBuf)> {
+pub(super) fn write_root(policy: &Policy, path: &Path) -> Result<(PathBuf, PathBuf)> {
     let real = resolve(path);
     if let Some(denied) = inside(&real, &policy.deny_read) {
         return Err(Error::InvalidInput(format!(

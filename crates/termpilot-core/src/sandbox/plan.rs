@@ -13,7 +13,7 @@ use super::policy::{Mode, Policy};
 
 /// What a rule allows, before it is turned into Landlock access rights.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Grant {
+pub(super) enum Grant {
     /// List the directory (and everything beneath); read nothing.
     ListOnly,
     /// Read, list and execute.
@@ -25,7 +25,7 @@ pub enum Grant {
 }
 
 /// Device nodes every sandboxed process may write: the bit buckets, the terminal, new PTYs.
-pub const DEVICES: &[&str] = &[
+pub(super) const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -37,7 +37,10 @@ pub const DEVICES: &[&str] = &[
 ];
 
 /// The rules for `policy`. `list(dir)` returns the entries of `dir` that are not symlinks.
-pub fn rules(policy: &Policy, list: &dyn Fn(&Path) -> Vec<PathBuf>) -> Vec<(PathBuf, Grant)> {
+pub(super) fn rules(
+    policy: &Policy,
+    list: &dyn Fn(&Path) -> Vec<PathBuf>,
+) -> Vec<(PathBuf, Grant)> {
     let mut grants: Vec<(PathBuf, Grant)> = vec![(PathBuf::from("/"), Grant::Read)];
     grants.extend(DEVICES.iter().map(|d| (PathBuf::from(d), Grant::Device)));
     grants.push((policy.tmp.clone(), Grant::Write));

@@ -12,7 +12,7 @@ use super::policy::Policy;
 
 /// `path` opened for reading (without blocking on a FIFO, never becoming the controlling
 /// terminal), refused with `PermissionDenied` when what was opened lies in a deny-read path.
-pub fn open(policy: Option<&Policy>, path: &Path) -> io::Result<File> {
+pub(super) fn open(policy: Option<&Policy>, path: &Path) -> io::Result<File> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     std::os::unix::fs::OpenOptionsExt::custom_flags(

@@ -44,7 +44,7 @@ fn ret(value: u32) -> libc::sock_filter {
 }
 
 /// The filter program.
-pub fn program() -> Vec<libc::sock_filter> {
+pub(super) fn program() -> Vec<libc::sock_filter> {
     let mut f = vec![
         load(OFFSET_ARCH),
         op(BPF_JEQ_K, 1, 0, AUDIT_ARCH),
@@ -79,7 +79,7 @@ pub fn program() -> Vec<libc::sock_filter> {
 
 /// Installs the filter on the calling thread (and so on everything it execs or forks).
 /// `no_new_privs` must already be set.
-pub fn install() -> io::Result<()> {
+pub(super) fn install() -> io::Result<()> {
     let mut filter = program();
     let prog = libc::sock_fprog {
         len: filter.len() as u16,
@@ -102,7 +102,7 @@ pub fn install() -> io::Result<()> {
 }
 
 /// True when this kernel can install seccomp filters that return an errno.
-pub fn available() -> bool {
+pub(super) fn available() -> bool {
     let action: u32 = SECCOMP_RET_ERRNO;
     // SAFETY: SECCOMP_GET_ACTION_AVAIL only reads the u32 it is given.
     let r = unsafe {

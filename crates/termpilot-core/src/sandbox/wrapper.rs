@@ -19,10 +19,10 @@ use super::{landlock, mounts, sealed, seccomp};
 
 /// The program name that makes the wrapper apply the policy and exit 0 without exec'ing
 /// anything: the server's start-up self-test.
-pub const PROBE: &str = "__probe";
+pub(crate) const PROBE: &str = "__probe";
 
 /// Exit code when the sandbox could not be applied (the program was not run).
-pub const FAILED: i32 = 126;
+pub(crate) const FAILED: i32 = 126;
 
 /// When this process was started as the wrapper, runs it (only returning when it failed),
 /// before anything else in `main` — no threads, no logging, no runtime.
@@ -36,7 +36,7 @@ pub fn from_argv() -> Option<u8> {
 
 /// Applies the policy on `args` (everything after `__sandbox-exec`) and execs the program.
 /// Returns only on failure, with the exit code to use.
-pub fn main(args: &[OsString]) -> i32 {
+pub(crate) fn main(args: &[OsString]) -> i32 {
     let (policy, argv) = match Policy::from_args(args) {
         Ok(parsed) => parsed,
         Err(e) => {
@@ -75,7 +75,7 @@ pub fn main(args: &[OsString]) -> i32 {
 }
 
 /// Everything but the exec, on this (single-threaded) process.
-pub fn apply(policy: &Policy) -> Result<(), String> {
+pub(crate) fn apply(policy: &Policy) -> Result<(), String> {
     let mut dir = std::fs::DirBuilder::new();
     std::os::unix::fs::DirBuilderExt::mode(dir.recursive(true), 0o700);
     dir.create(&policy.tmp).map_err(|e| {

@@ -231,7 +231,7 @@ impl Session {
         (lines[from..to].to_vec(), total, from, to)
     }
 
-    /// Who owns the spill files this session's calls write ([`crate::exec::spill::create_owned`]):
+    /// Who owns the spill files this session's calls write ([`crate::host::spill::create_owned`]):
     /// this incarnation of the session, so a restart under the same id ends them too.
     pub(crate) fn spill_owner(&self) -> String {
         format!("session {} pid {}", self.id, self.pid)

@@ -7,7 +7,7 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 
-use crate::exec::spill;
+use crate::host::spill;
 
 /// Bytes kept in memory before the capture moves to a file.
 pub(super) const IN_MEMORY: usize = 8 << 20;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::prompt_exec_capture::ExecCapture;
 use super::text;
 use crate::error::Result;
-use crate::exec::spill;
+use crate::host::spill;
 
 /// A command's output as the agent gets it.
 pub(super) struct Rendered {

@@ -91,42 +91,7 @@ impl SessionShell {
     }
 }
 
-/// Finds `name` (a path, or a program name searched on PATH).
-pub fn find(name: &str) -> Option<PathBuf> {
-    let candidate = Path::new(name);
-    if candidate.components().count() > 1 || candidate.is_absolute() {
-        return is_executable(candidate).then(|| candidate.to_path_buf());
-    }
-    let path = std::env::var_os("PATH")?;
-    for dir in std::env::split_paths(&path) {
-        let full = dir.join(name);
-        if is_executable(&full) {
-            return Some(full);
-        }
-        #[cfg(windows)]
-        {
-            let exe = dir.join(format!("{name}.exe"));
-            if is_executable(&exe) {
-                return Some(exe);
-            }
-        }
-    }
-    None
-}
-
-fn is_executable(path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        path.metadata()
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
-    }
-    #[cfg(not(unix))]
-    {
-        path.is_file()
-    }
-}
+pub use crate::host::path::find;
 
 /// Picks the shell for a new session.
 pub fn resolve(explicit: Option<&str>, configured: Option<&str>) -> Result<SessionShell> {

@@ -3,7 +3,7 @@
 //!
 //! # Where
 //!
-//! `attach/` in the private folder ([`crate::exec::private`]: `$XDG_RUNTIME_DIR/termpilot/`
+//! `attach/` in the private folder ([`crate::host::private`]: `$XDG_RUNTIME_DIR/termpilot/`
 //! when that is safe, else `<temp>/termpilot-<uid>/`, both checked); the folder is mode 0700 and must belong to the user, the
 //! socket is mode 0600 and named `<server pid>-<session id>.sock`. Whoever can connect can use
 //! the shell as this user, so nobody else can. The socket is removed when the session is
@@ -120,9 +120,9 @@ impl Clients {
 }
 
 /// The folder holding attach sockets (not created): in the private folder
-/// ([`crate::exec::private`]; `$XDG_RUNTIME_DIR/termpilot/attach` when that is safe).
+/// ([`crate::host::private`]; `$XDG_RUNTIME_DIR/termpilot/attach` when that is safe).
 pub fn socket_dir() -> PathBuf {
-    crate::exec::private::location().join("attach")
+    crate::host::private::location().join("attach")
 }
 
 /// The socket file of session `id` in this server.
@@ -334,7 +334,7 @@ mod unix {
     pub(super) fn open(session: &Arc<Session>) -> std::io::Result<AttachSocket> {
         let dir = socket_dir();
         // The private folder is checked first: the socket folder is only as safe as it.
-        crate::exec::private::base().map_err(|e| std::io::Error::other(e.to_string()))?;
+        crate::host::private::base().map_err(|e| std::io::Error::other(e.to_string()))?;
         prepare_dir(&dir)?;
         let path = socket_path(&dir, &session.id);
         // A socket of the same id in this server belongs to a retired session of that id.

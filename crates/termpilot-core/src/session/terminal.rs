@@ -19,7 +19,7 @@ use super::pty::{self, Feeds, Pty};
 use super::shell::SessionShell;
 use super::state::{State, lock};
 use crate::error::{Fault, Result};
-use crate::exec::env::CHILD_ENV;
+use crate::host::env::CHILD_ENV;
 use crate::platform;
 
 /// How a session was asked to start; kept so it can be started again the same way.
@@ -36,7 +36,7 @@ pub struct Shape {
     pub name: Option<String>,
     pub theme: String,
     /// A plain-terminal session on another machine: the transport is the program here.
-    pub remote: Option<crate::remote::shell::RemoteShell>,
+    pub remote: Option<crate::session::remote_shell::RemoteShell>,
 }
 
 /// A session's state at a glance.
@@ -87,11 +87,11 @@ pub struct Session {
     /// When the main process started (with `pid`, names it for good).
     pid_start: Option<u64>,
     /// This incarnation's marker value: everything it starts carries it (see
-    /// [`crate::exec::marker`]), so what left its tree is ended too.
+    /// [`crate::host::marker`]), so what left its tree is ended too.
     mark: String,
     /// What carried the marker and could not be ended when the session was killed (`None`
     /// until it was).
-    survivors: Mutex<Option<Vec<crate::exec::marker::Survivor>>>,
+    survivors: Mutex<Option<Vec<crate::host::marker::Survivor>>>,
     /// The screen, the output, the agent's input, the command state and the attached
     /// people, fed by the reader (`state.rs`).
     state: Arc<Mutex<State>>,
@@ -118,7 +118,7 @@ impl Session {
         let mut integration_remove = Vec::new();
         let mut hooked = false;
         let mut scanner = Scanner::default();
-        let mark = crate::exec::marker::for_session();
+        let mark = crate::host::marker::for_session();
         if let Some(remote) = &shape.remote {
             // A remote shell: the transport runs here, the hooks (and the marker) travel in
             // its command line.
@@ -164,7 +164,7 @@ impl Session {
             cmd.env_remove(k);
         }
         // Last: the marker is the server's, whatever the session's env said.
-        cmd.env(crate::exec::marker::MARKER, &mark);
+        cmd.env(crate::host::marker::MARKER, &mark);
         // Then the environment is sealed for the sandbox wrapper (marker included).
         #[cfg(unix)]
         crate::sandbox::seal_pty(&mut cmd);
@@ -406,7 +406,7 @@ impl Session {
 
     /// Processes the session started that could not be ended when it was killed (by pid and
     /// command line): a reply names them instead of saying they are gone.
-    pub fn survivors(&self) -> Vec<crate::exec::marker::Survivor> {
+    pub fn survivors(&self) -> Vec<crate::host::marker::Survivor> {
         self.survivors
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -424,7 +424,7 @@ impl Session {
         // What the shell left behind in its terminal session, even after it exited.
         platform::kill_session(self.pid, self.pid_start);
         // What left the session too (`setsid -f`, a double fork) still carries the marker.
-        let mut survivors = crate::exec::marker::end(&self.mark).await;
+        let mut survivors = crate::host::marker::end(&self.mark).await;
         // What it started inside a container or pod (see `remote::ending`).
         if let Some(remote) = &self.shape.remote {
             survivors.extend(remote.end(&self.mark).await);
@@ -433,7 +433,7 @@ impl Session {
             tracing::warn!(
                 "session {}: could not end {}",
                 self.id,
-                crate::exec::marker::describe(&survivors)
+                crate::host::marker::describe(&survivors)
             );
         }
         *self.survivors.lock().unwrap_or_else(|e| e.into_inner()) = Some(survivors);
@@ -473,7 +473,7 @@ impl Drop for Session {
             }
             platform::kill_session(pid, start);
             if !killed {
-                crate::exec::marker::end_blocking(&mark, false);
+                crate::host::marker::end_blocking(&mark, false);
             }
             if let Some(remote) = remote {
                 remote.end_blocking(&mark);

@@ -65,7 +65,7 @@ mod imp {
     use super::{Locker, Lockers};
     use crate::error::{Error, Result};
 
-    pub fn find(path: &Path) -> Result<Lockers> {
+    pub(super) fn find(path: &Path) -> Result<Lockers> {
         let target = std::fs::metadata(path).map_err(|e| {
             Error::io(
                 format!("Cannot read `{}`", path.display()),

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use super::capture::Capture;
 use crate::error::{Error, Fault, Result};
 
 /// What to capture.
@@ -15,15 +16,6 @@ pub enum Target {
     #[default]
     Screen,
     Window,
-}
-
-/// Pixels captured from the display: RGB, row-major, 3 bytes a pixel.
-pub struct Capture {
-    pub width: u32,
-    pub height: u32,
-    pub rgb: Vec<u8>,
-    /// The matched window's full title (window captures).
-    pub window_title: Option<String>,
 }
 
 /// A screenshot saved to disk.
@@ -100,13 +92,13 @@ pub fn capture(
 }
 
 /// A timestamped file in `screenshots/` of the per-user private folder (0700, checked before
-/// each use: see `exec::private`), not a shared temp folder others could read or fill.
+/// each use: see `host::private`), not a shared temp folder others could read or fill.
 fn default_path() -> Result<PathBuf> {
     let stamp = humantime::format_rfc3339_millis(SystemTime::now())
         .to_string()
         .replace([':', '.'], "-");
     let unique = &uuid::Uuid::new_v4().simple().to_string()[..6];
-    Ok(crate::exec::spill::private_dir("screenshots")?
+    Ok(crate::host::spill::private_dir("screenshots")?
         .join(format!("screenshot-{stamp}-{unique}.png")))
 }
 
@@ -141,7 +133,7 @@ fn grab(_title: Option<&str>) -> Result<Capture> {
 }
 
 /// RGB pixels to PNG bytes.
-pub fn encode_png(c: &Capture) -> Result<Vec<u8>> {
+pub(crate) fn encode_png(c: &Capture) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     let mut enc = png::Encoder::new(&mut out, c.width, c.height);
     enc.set_color(png::ColorType::Rgb);

@@ -6,7 +6,7 @@ use x11rb::protocol::xproto::{
     Atom, AtomEnum, ConnectionExt, ImageFormat, ImageOrder, MapState, Window,
 };
 
-use super::screenshot::Capture;
+use super::capture::Capture;
 use crate::error::{Error, Result};
 
 /// How deep below the root a window is looked for (top-level windows and their frames).
@@ -18,7 +18,7 @@ fn x_err(what: &str, e: impl std::fmt::Display) -> Error {
     ))
 }
 
-pub fn grab(title: Option<&str>) -> Result<Capture> {
+pub(super) fn grab(title: Option<&str>) -> Result<Capture> {
     let display = std::env::var("DISPLAY").unwrap_or_default();
     if display.is_empty() {
         return Err(Error::Other(

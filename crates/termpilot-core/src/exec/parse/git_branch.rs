@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::{Parsed, lines};
 
-pub fn parse(rest: &[&str], stdout: &str) -> Option<Parsed> {
+pub(super) fn parse(rest: &[&str], stdout: &str) -> Option<Parsed> {
     match rest {
         [] | ["--list"] => Some(list(stdout, false)),
         ["--all"] | ["-a"] => Some(list(stdout, false)),

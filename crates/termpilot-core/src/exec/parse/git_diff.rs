@@ -12,7 +12,7 @@ enum Format {
     ShortStat,
 }
 
-pub fn parse(rest: &[&str], stdout: &str) -> Option<Parsed> {
+pub(super) fn parse(rest: &[&str], stdout: &str) -> Option<Parsed> {
     let mut format = None;
     let mut paths = false;
     for a in rest {

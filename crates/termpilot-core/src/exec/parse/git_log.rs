@@ -5,7 +5,7 @@ use serde_json::json;
 use super::{Parsed, lines, plural, positional};
 
 /// `--oneline` with only a count and revisions besides.
-pub fn matches(rest: &[&str]) -> bool {
+pub(super) fn matches(rest: &[&str]) -> bool {
     let mut oneline = false;
     let mut i = 0;
     while i < rest.len() {
@@ -35,7 +35,7 @@ fn is_count(a: &str) -> bool {
     digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
-pub fn parse(stdout: &str) -> Parsed {
+pub(super) fn parse(stdout: &str) -> Parsed {
     let commits: Vec<_> = lines(stdout)
         .map(|line| {
             let (hash, rest) = line.split_once(' ').unwrap_or((line, ""));

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::{Parsed, lines, plural, positional, unquote};
 
-pub fn rev_parse(rest: &[&str], stdout: &str) -> Option<Parsed> {
+pub(super) fn rev_parse(rest: &[&str], stdout: &str) -> Option<Parsed> {
     let out = stdout.trim();
     Some(match rest {
         ["--abbrev-ref", "HEAD"] => Parsed {
@@ -36,7 +36,7 @@ pub fn rev_parse(rest: &[&str], stdout: &str) -> Option<Parsed> {
     })
 }
 
-pub fn ls_files(rest: &[&str], stdout: &str) -> Option<Parsed> {
+pub(super) fn ls_files(rest: &[&str], stdout: &str) -> Option<Parsed> {
     if !rest.iter().all(|a| positional(a) || *a == "--") {
         return None;
     }
@@ -47,7 +47,7 @@ pub fn ls_files(rest: &[&str], stdout: &str) -> Option<Parsed> {
     })
 }
 
-pub fn remote(rest: &[&str], stdout: &str) -> Option<Parsed> {
+pub(super) fn remote(rest: &[&str], stdout: &str) -> Option<Parsed> {
     if !matches!(rest, ["-v"] | ["--verbose"]) {
         return None;
     }

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use super::{Parsed, lines, positional, unquote};
 
 /// The short/porcelain v1 format, with or without the branch line, plus paths.
-pub fn matches(rest: &[&str]) -> bool {
+pub(super) fn matches(rest: &[&str]) -> bool {
     let mut format = false;
     for a in rest {
         match *a {
@@ -62,7 +62,7 @@ fn branch_line(line: &str) -> Value {
     })
 }
 
-pub fn parse(stdout: &str) -> Parsed {
+pub(super) fn parse(stdout: &str) -> Parsed {
     let mut branch = Value::Null;
     let (mut staged, mut modified, mut untracked, mut conflicts, mut ignored) =
         (vec![], vec![], vec![], vec![], vec![]);

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::{Parsed, lines, plural};
 
-pub fn matches(args: &[&str]) -> bool {
+pub(super) fn matches(args: &[&str]) -> bool {
     let lower: Vec<String> = args.iter().map(|a| a.to_ascii_lowercase()).collect();
     let mut rest: Vec<&str> = lower.iter().map(String::as_str).collect();
     rest.sort_unstable();
@@ -35,7 +35,7 @@ fn fields(row: &str) -> Vec<String> {
     out
 }
 
-pub fn parse(stdout: &str) -> Parsed {
+pub(super) fn parse(stdout: &str) -> Parsed {
     let processes: Vec<Value> = lines(stdout)
         .filter_map(|row| {
             let f = fields(row);

@@ -5,12 +5,12 @@ use serde_json::json;
 use super::{Parsed, lines, positional};
 
 /// Names only (and `which -a`).
-pub fn matches(args: &[&str]) -> bool {
+pub(super) fn matches(args: &[&str]) -> bool {
     let names = args.iter().filter(|a| positional(a)).count();
     names > 0 && args.iter().all(|a| positional(a) || *a == "-a")
 }
 
-pub fn parse(stdout: &str) -> Parsed {
+pub(super) fn parse(stdout: &str) -> Parsed {
     let paths: Vec<&str> = lines(stdout).map(str::trim).collect();
     Parsed {
         summary: match paths.first() {

@@ -31,7 +31,7 @@ use std::path::Path;
 
 use super::shell::{SessionShell, ShellKind};
 use crate::error::Result;
-use crate::exec::spill;
+use crate::host::spill;
 
 const BASH: &str = include_str!("bash.sh");
 const ZSHENV: &str = include_str!("zshenv.zsh");

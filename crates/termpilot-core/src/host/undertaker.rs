@@ -31,7 +31,7 @@ static TOLD: Mutex<Vec<Vec<String>>> = Mutex::new(Vec::new());
 const WORD: char = '\x1f';
 
 /// Tells the undertaker to run `argv` (a sweep inside a target) once the server is gone.
-pub fn remember(argv: &[String]) {
+pub(crate) fn remember(argv: &[String]) {
     let fd = PIPE.load(Ordering::SeqCst);
     if fd < 0 || argv.iter().any(|w| w.contains(['\n', WORD])) {
         return;

@@ -12,14 +12,14 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 /// The private folder itself, created and checked.
-pub fn base() -> Result<PathBuf> {
+pub(crate) fn base() -> Result<PathBuf> {
     let dir = location();
     make_private(&dir)?;
     Ok(dir)
 }
 
 /// Where the private folder is (nothing created or checked).
-pub fn location() -> PathBuf {
+pub(crate) fn location() -> PathBuf {
     #[cfg(unix)]
     {
         if let Some(runtime) = safe_runtime_dir() {

@@ -21,17 +21,17 @@ use crate::error::{Error, Result};
 
 /// Default cap on one spill file (1 GiB): past it the rest of a stream is dropped, and the
 /// result says so.
-pub const DEFAULT_CAP: u64 = crate::config::DEFAULT_MAX_SPILL_BYTES;
+pub(crate) const DEFAULT_CAP: u64 = 1024 * 1024 * 1024;
 
 static CAP: AtomicU64 = AtomicU64::new(DEFAULT_CAP);
 
 /// The most bytes one spill file takes.
-pub fn cap() -> u64 {
+pub(crate) fn cap() -> u64 {
     CAP.load(Ordering::Relaxed)
 }
 
 /// Sets the cap on one spill file (from the configuration, at start-up).
-pub fn set_cap(bytes: u64) {
+pub(crate) fn set_cap(bytes: u64) {
     CAP.store(bytes.max(1), Ordering::Relaxed);
 }
 
@@ -45,7 +45,7 @@ static MINE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static OWNED: Mutex<Option<std::collections::HashMap<String, Vec<PathBuf>>>> = Mutex::new(None);
 
 /// Removes the spill files owned by `owner` (kept transcripts aside): its session ended.
-pub fn remove_owned(owner: &str) {
+pub(crate) fn remove_owned(owner: &str) {
     let paths = OWNED
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -81,7 +81,7 @@ fn me() -> &'static str {
 
 /// The directory holding spill files, created on first use; the first use also sweeps the
 /// spill files of dead servers that are over a day old.
-pub fn dir() -> Result<PathBuf> {
+pub(crate) fn dir() -> Result<PathBuf> {
     let dir = private_dir("spill")?;
     static SWEPT: std::sync::Once = std::sync::Once::new();
     SWEPT.call_once(|| sweep_stale(&dir, STALE_AFTER));
@@ -90,7 +90,7 @@ pub fn dir() -> Result<PathBuf> {
 
 /// Removes every spill file this server made except kept transcripts (they are swept like
 /// any stale file later); called when the server exits.
-pub fn remove_mine() {
+pub(crate) fn remove_mine() {
     let mine = std::mem::take(&mut *MINE.lock().unwrap_or_else(|e| e.into_inner()));
     for path in mine {
         if !is_transcript(&path) {
@@ -154,13 +154,13 @@ fn server_alive(_pid: u32) -> bool {
 
 /// `<private folder>/<name>`, created on first use and checked to be this user's alone
 /// (see [`super::private`]).
-pub fn private_dir(name: &str) -> Result<PathBuf> {
+pub(crate) fn private_dir(name: &str) -> Result<PathBuf> {
     super::private::dir(name)
 }
 
 /// `termpilot-<user>`: the per-user folder under the temp dir (spill files, attach sockets).
 #[cfg(unix)]
-pub fn user_folder() -> String {
+pub(crate) fn user_folder() -> String {
     format!("termpilot-{}", crate::platform::uid())
 }
 
@@ -179,7 +179,7 @@ pub fn create(label: &str) -> Result<(File, PathBuf)> {
 
 /// Creates a new, empty spill file for a stream called `label`, owned by `owner` (e.g. one
 /// session's incarnation) so [`remove_owned`] removes it when the owner ends.
-pub fn create_owned(label: &str, owner: &str) -> Result<(File, PathBuf)> {
+pub(crate) fn create_owned(label: &str, owner: &str) -> Result<(File, PathBuf)> {
     create_for(label, Some(owner))
 }
 

@@ -4,7 +4,7 @@
 
 /// Variables set for every child process, before the caller's own.
 #[cfg(unix)]
-pub const CHILD_ENV: &[(&str, &str)] = &[
+pub(crate) const CHILD_ENV: &[(&str, &str)] = &[
     ("TERM", "xterm-256color"),
     ("GIT_PAGER", "cat"),
     ("PAGER", "cat"),

@@ -9,15 +9,15 @@
 //! exit code and cwd, as on this machine. What needs the target's `/proc` (a program
 //! waiting for input) is not looked for: the local `/proc` only shows the transport.
 
-use super::script::quote;
-use super::target::Target;
-use super::transport::{self, RemoteOptions, Tty};
 use crate::error::{Error, Result};
+use crate::remote::script::quote;
+use crate::remote::target::Target;
+use crate::remote::transport::{self, RemoteOptions, Tty};
 use crate::session::new_nonce;
 use crate::session::shell::ShellKind;
 
-const BASH: &str = include_str!("../session/integration/bash.sh");
-const SH: &str = include_str!("../session/integration/sh.sh");
+const BASH: &str = include_str!("integration/bash.sh");
+const SH: &str = include_str!("integration/sh.sh");
 
 /// What a remote plain-terminal session runs; kept in the session's shape, so a restart
 /// (reserved id) connects again the same way.
@@ -56,7 +56,7 @@ impl RemoteShell {
     /// Checks the names of `env` (they become shell variables on the target).
     pub fn check_env(env: &[(String, String)]) -> Result<()> {
         for (key, _) in env {
-            if !super::script::is_name(key) {
+            if !crate::remote::script::is_name(key) {
                 return Err(Error::InvalidInput(format!(
                     "env name `{key}` is not a shell variable name (letters, digits, _); rename it."
                 )));
@@ -68,7 +68,7 @@ impl RemoteShell {
     /// The shell on the target carries the session's marker `mark`, so what it starts there
     /// is found and ended with it ([`super::ending`]).
     pub fn launch(&self, mark: &str) -> RemoteLaunch {
-        super::ending::remember_for_undertaker(&self.target, &self.options);
+        crate::remote::ending::remember_for_undertaker(&self.target, &self.options);
         let nonce = new_nonce();
         let script = self.script(&nonce, mark);
         let argv = transport::argv(
@@ -82,13 +82,13 @@ impl RemoteShell {
 
     /// Ends what carries the session's marker `mark` on the target (see [`super::ending`]):
     /// what could not be ended, or checked.
-    pub async fn end(&self, mark: &str) -> Vec<crate::exec::marker::Survivor> {
-        super::ending::end(&self.target, &self.options, mark).await
+    pub async fn end(&self, mark: &str) -> Vec<crate::host::marker::Survivor> {
+        crate::remote::ending::end(&self.target, &self.options, mark).await
     }
 
     /// [`RemoteShell::end`], blocking.
-    pub fn end_blocking(&self, mark: &str) -> Vec<crate::exec::marker::Survivor> {
-        super::ending::end_blocking(&self.target, &self.options, mark)
+    pub fn end_blocking(&self, mark: &str) -> Vec<crate::host::marker::Survivor> {
+        crate::remote::ending::end_blocking(&self.target, &self.options, mark)
     }
 
     /// The `sh` program run on the target: hooks to a private folder, then the shell.
@@ -118,7 +118,7 @@ impl RemoteShell {
         lines.push(format!(
             "export __TP_DIR=\"$d\" __TP_NONCE={} {}={}",
             quote(nonce),
-            crate::exec::marker::MARKER,
+            crate::host::marker::MARKER,
             quote(mark)
         ));
         lines.push(format!("umask 022; {start}"));

@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use termpilot_core::exec::{Captured, Outcome, OutputCap, parse};
+use termpilot_core::exec::{Outcome, OutputCap, parse};
 use termpilot_core::remote::{self, OneShot, Ran, RemoteCommand, Target, fleet};
 
-use super::{VIA_TERMINAL, route};
-use crate::mcp::registry::ToolCtx;
+use crate::mcp::ctx::ToolCtx;
+use crate::mcp::remote::{VIA_TERMINAL, route};
 use crate::mcp::reply::ToolError;
 use crate::mcp::tools::run::{
     PagedParams, PagedResult, RunParams, RunResult, envelope, paged_result,
@@ -190,7 +190,7 @@ async fn one(ctx: ToolCtx, p: RunParams, host: &str) -> Result<RunResult, ToolEr
     check_remote(&p)?;
     let out = run_on(&ctx, &target, &one_shot(&p)).await?;
     let mut result = remote_envelope(&p.cmd, &p.args, p.cwd.as_deref(), &target, &out, p.timeout);
-    result.ok = !out.timed_out && exit_ok(&p, &out);
+    result.ok = !out.timed_out && fleet::exit_ok(&out, p.success_exit_code);
     if p.parse
         && !p.shell
         && !out.timed_out
@@ -207,10 +207,6 @@ async fn one(ctx: ToolCtx, p: RunParams, host: &str) -> Result<RunResult, ToolEr
         }
     }
     Ok(result)
-}
-
-fn exit_ok(p: &RunParams, out: &Outcome) -> bool {
-    p.success_exit_code.is_none_or(|c| out.exit_code == Some(c))
 }
 
 /// Parses every fleet target, refusing an empty, oversized or repeating list.
@@ -234,10 +230,6 @@ fn targets(hosts: &[String]) -> Result<Vec<Target>, ToolError> {
         targets.push(target);
     }
     Ok(targets)
-}
-
-fn spilled(c: &Captured) -> Option<String> {
-    c.full_output_path.as_ref().map(|p| p.display().to_string())
 }
 
 async fn many(ctx: ToolCtx, p: RunParams, hosts: &[String]) -> Result<FleetResult, ToolError> {
@@ -267,93 +259,45 @@ async fn many(ctx: ToolCtx, p: RunParams, hosts: &[String]) -> Result<FleetResul
         ));
     }
 
-    let mut summary = FleetSummary {
-        total: targets.len(),
-        ..Default::default()
+    let report = fleet::judge(&targets, runs, p.success_exit_code);
+    let path = |p: Option<std::path::PathBuf>| p.map(|p| p.display().to_string());
+    let s = report.summary;
+    let summary = FleetSummary {
+        total: s.total,
+        succeeded: s.succeeded,
+        failed: s.failed,
+        timed_out: s.timed_out,
+        unreachable: s.unreachable,
     };
-    let mut results = Vec::with_capacity(targets.len());
-    // (exit code, stdout, stderr, truncated) of each target that ran, for grouping.
-    let mut keys = Vec::new();
-    let mut key_of = Vec::new();
-    for (target, run) in targets.iter().zip(runs) {
-        let host = target.to_string();
-        let mut r = HostResult {
-            host,
-            ok: false,
-            status: "unreachable".into(),
-            exit_code: None,
-            duration_ms: 0,
-            output: None,
-            error: None,
-            reason: None,
-            stdout_path: None,
-            stderr_path: None,
-        };
-        match run {
-            Ok(Ran::Done(out)) => {
-                r.exit_code = out.exit_code;
-                r.duration_ms = out.duration.as_millis() as u64;
-                r.ok = !out.timed_out && exit_ok(&p, &out);
-                r.status = if out.timed_out {
-                    summary.timed_out += 1;
-                    "timedOut"
-                } else if r.ok {
-                    summary.succeeded += 1;
-                    "ok"
-                } else {
-                    summary.failed += 1;
-                    "failed"
-                }
-                .into();
-                r.stdout_path = spilled(&out.stdout);
-                r.stderr_path = spilled(&out.stderr);
-                key_of.push(Some(keys.len()));
-                keys.push((
-                    out.exit_code,
-                    out.stdout.text(),
-                    out.stderr.text(),
-                    out.stdout.truncated || out.stderr.truncated,
-                ));
-            }
-            Ok(Ran::LinkFailed(failure)) => {
-                summary.unreachable += 1;
-                r.reason = Some(failure.kind().into());
-                r.error = Some(failure.sentence(target));
-                key_of.push(None);
-            }
-            Err(e) => {
-                summary.unreachable += 1;
-                r.reason = Some("error".into());
-                r.error = Some(e.to_string());
-                key_of.push(None);
-            }
-        }
-        results.push(r);
-    }
-    let groups = fleet::group(&keys);
-    let mut group_of_key = vec![0; keys.len()];
-    let mut outputs = Vec::with_capacity(groups.len());
-    for (g, ((exit_code, stdout, stderr, truncated), members)) in groups.into_iter().enumerate() {
-        for &k in &members {
-            group_of_key[k] = g;
-        }
-        outputs.push(OutputGroup {
-            hosts: Vec::new(),
-            exit_code,
-            stdout,
-            stderr,
-            truncated,
-        });
-    }
-    for (r, k) in results.iter_mut().zip(&key_of) {
-        if let Some(k) = k {
-            let g = group_of_key[*k];
-            r.output = Some(g);
-            outputs[g].hosts.push(r.host.clone());
-        }
-    }
+    let results = report
+        .results
+        .into_iter()
+        .map(|r| HostResult {
+            host: r.host,
+            ok: r.ok,
+            status: r.status.as_str().into(),
+            exit_code: r.exit_code,
+            duration_ms: r.duration_ms,
+            output: r.output,
+            error: r.error,
+            reason: r.reason.map(String::from),
+            stdout_path: path(r.stdout_path),
+            stderr_path: path(r.stderr_path),
+        })
+        .collect();
+    let outputs = report
+        .outputs
+        .into_iter()
+        .map(|o| OutputGroup {
+            hosts: o.hosts,
+            exit_code: o.exit_code,
+            stdout: o.stdout,
+            stderr: o.stderr,
+            truncated: o.truncated,
+        })
+        .collect();
     Ok(FleetResult {
-        ok: summary.succeeded == summary.total,
+        ok: report.ok,
         cmd: p.cmd,
         args: p.args,
         via: VIA_TERMINAL.into(),

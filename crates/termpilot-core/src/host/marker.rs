@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use crate::platform;
 
 /// The environment variable naming the run or session a process belongs to.
-pub const MARKER: &str = "TERMPILOT_RUN_ID";
+pub(crate) const MARKER: &str = "TERMPILOT_RUN_ID";
 
 /// How long [`end`] waits for killed processes to be gone.
 const END_LIMIT: Duration = Duration::from_secs(2);
@@ -48,12 +48,12 @@ pub fn describe(survivors: &[Survivor]) -> String {
 }
 
 /// A fresh marker value for a one-shot run.
-pub fn for_run() -> String {
+pub(crate) fn for_run() -> String {
     next("")
 }
 
 /// A fresh marker value for a session's incarnation.
-pub fn for_session() -> String {
+pub(crate) fn for_session() -> String {
     next("s")
 }
 
@@ -65,7 +65,7 @@ fn next(kind: &str) -> String {
 
 /// Living processes (zombies do not count) whose environment holds `MARKER=<value>`
 /// exactly, or, with `prefix`, a value starting with `value`. Never this process.
-pub fn marked(value: &str, prefix: bool) -> Vec<i32> {
+pub(crate) fn marked(value: &str, prefix: bool) -> Vec<i32> {
     #[cfg(target_os = "linux")]
     {
         let needle = format!("{MARKER}={value}").into_bytes();
@@ -109,7 +109,7 @@ fn running(pid: i32) -> bool {
 
 /// Kills every living process carrying `MARKER=<value>` (again, while new ones appear) and
 /// waits, at most [`END_LIMIT`], until they are gone. Returns those still running then.
-pub async fn end(value: &str) -> Vec<Survivor> {
+pub(crate) async fn end(value: &str) -> Vec<Survivor> {
     let deadline = Instant::now() + END_LIMIT;
     loop {
         let found = marked(value, false);
@@ -125,7 +125,7 @@ pub async fn end(value: &str) -> Vec<Survivor> {
 }
 
 /// [`end`] on a thread that may block, for every value starting with `value` when `prefix`.
-pub fn end_blocking(value: &str, prefix: bool) -> Vec<Survivor> {
+pub(crate) fn end_blocking(value: &str, prefix: bool) -> Vec<Survivor> {
     let deadline = Instant::now() + END_LIMIT;
     loop {
         let found = marked(value, prefix);
