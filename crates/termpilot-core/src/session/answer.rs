@@ -183,8 +183,10 @@ impl Session {
                     let due = checked_at.filter(|_| !fresh).map_or(now, |at| at + gap);
                     if now >= due {
                         // Scanned after the program was seen waiting: what it wrote
-                        // before it went back to its read is in the answer.
-                        if self.answered(&snap, tty) && self.scanned_all() {
+                        // before it went back to its read is in the answer. Asked before
+                        // too, as a cheap filter: while a program floods the terminal
+                        // something is always pending, and the look at /proc is spared.
+                        if self.scanned_all() && self.answered(&snap, tty) && self.scanned_all() {
                             return Look::Done(Answered::Ready);
                         }
                         if !fresh {
