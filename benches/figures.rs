@@ -4,6 +4,8 @@
 
 mod client;
 mod exec;
+mod flat_out;
+mod http_clients;
 mod ingest;
 mod interactive;
 mod kept;
@@ -42,6 +44,8 @@ fn main() {
         ("exec", exec::run),
         ("interactive", interactive::run),
         ("soak", soak::run),
+        ("soak-flat-out", flat_out::run),
+        ("soak-http", http_clients::run),
         ("remote", remote::run),
         ("kept", kept::run),
         ("sandbox", sandbox::run),

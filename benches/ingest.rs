@@ -1,5 +1,6 @@
 //! Output ingestion: how fast a session drains a command that prints as fast as it can,
-//! against a bare PTY reader draining the same command in the same run (SPEC §6: ≥ 90 %).
+//! against a bare PTY reader draining the same command in the same run (SPEC §6: ≥ 90 %;
+//! issue 32: ≥ 95 %).
 //!
 //! Through termpilot, `seq` runs in a `/bin/sh` session: `terminal_write` types it and
 //! `terminal_wait` waits either for the line printed after it (a pattern, scanned as output
@@ -212,7 +213,7 @@ pub fn run() -> Vec<Row> {
         Row {
             figure: "ingestion, session (pattern) / bare PTY".into(),
             value: format!("{:.0} %", pattern / bare * 100.0),
-            target: "≥ 90 %",
+            target: "≥ 95 % (issue 32)",
         },
         Row {
             figure: "ingestion through a session, terminal_wait until exit (server CPU)".into(),
@@ -222,7 +223,7 @@ pub fn run() -> Vec<Row> {
         Row {
             figure: "ingestion, session (until exit) / bare PTY".into(),
             value: format!("{:.0} %", exit / bare * 100.0),
-            target: "≥ 90 %",
+            target: "≥ 95 % (issue 32)",
         },
         Row {
             figure: format!(

@@ -7,13 +7,19 @@ what it runs at rest before the rest.
 
     link-order-workload.py idle|full SERVER [ARGS...]"""
 import json
+import os
 import subprocess
 import sys
+import tempfile
 
 
 class Client:
     def __init__(self, argv):
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        # Started as `cargo bench` starts it (a state folder of its own, /bin/sh sessions):
+        # parsing those settings runs functions of their own, which the list must hold too.
+        self.state = tempfile.TemporaryDirectory()
+        env = dict(os.environ, TERMPILOT_STATE_DIR=self.state.name, TERMPILOT_SHELL="/bin/sh")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.next_id = 0
 
     def send(self, message):

@@ -509,8 +509,12 @@ async fn short_pauses_of_a_program_that_polls_the_terminal_are_not_a_prompt() {
     assert!(has("python3"));
     let server = start().await;
     let (id, _) = session(&server, "bash").await;
-    // Ten ticks 60 ms apart, each pause spent in select() over the terminal and a pipe.
+    // Ten ticks 60 ms apart, each pause spent in select() over the terminal and a pipe. It
+    // prints once before its first pause: else that pause is the interpreter's start too,
+    // which on a loaded machine outlasts the long quiet after which any wait on the terminal
+    // is a prompt (the flake this test had under load).
     let poller = "import os, select, sys\n\
+print('start', flush=True)\n\
 r, w = os.pipe()\n\
 for i in range(10):\n    select.select([sys.stdin, r], [], [], 0.06)\n    print('tick', i, flush=True)\n\
 print('done')\n";

@@ -70,10 +70,12 @@ async fn answers_while_ticking(script: &str, waited_for: &str) {
 /// reads the terminal again (a quiet timer would run to the write's 10 s cap, ~100 ticks).
 #[tokio::test]
 async fn a_write_returns_when_the_program_reads_again_even_while_it_prints() {
-    let script = "import sys, threading, time\n\
-def tick():\n    while True:\n        time.sleep(0.1); print('tick', flush=True)\n\
+    // Each line in one write: print() writes its words one by one, and the other thread's
+    // `tick` could land between `got` and ` hello` (the program's own race, not the server's).
+    let script = "import os, sys, threading, time\n\
+def tick():\n    while True:\n        time.sleep(0.1); os.write(1, b'tick\\n')\n\
 threading.Thread(target=tick, daemon=True).start()\n\
-while True:\n    line = sys.stdin.readline()\n    print('got', line.strip(), flush=True)\n";
+while True:\n    line = sys.stdin.readline()\n    os.write(1, ('got ' + line.strip() + '\\n').encode())\n";
     answers_while_ticking(script, "quiet").await;
 }
 

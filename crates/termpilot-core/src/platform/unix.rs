@@ -30,9 +30,31 @@ pub fn pid_exists(pid: i32) -> bool {
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+/// A small `/proc` file read whole in one `read` (a process's `stat`, `syscall`, `status`):
+/// `read_to_string` grows its buffer from 32 bytes and takes six to eight calls for one, which
+/// the answer to typed input and the waits pay on every look.
+fn read_proc(path: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 4096];
+    let mut len = 0;
+    loop {
+        let n = file.read(&mut buf[len..])?;
+        len += n;
+        // These files are made whole at the first read: one that did not fill the buffer
+        // returned all of it.
+        if len < buf.len() {
+            break;
+        }
+        buf.resize(len * 2, 0);
+    }
+    buf.truncate(len);
+    String::from_utf8(buf).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
 /// The fields of `/proc/<pid>/stat` after the command name, split on spaces.
 fn stat_fields(pid: i32) -> Option<Vec<String>> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = read_proc(&format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may itself contain spaces or parentheses.
     let after = &stat[stat.rfind(')')? + 2..];
     Some(after.split(' ').map(String::from).collect())
@@ -399,6 +421,10 @@ pub fn unread_input(tty: &std::path::Path) -> Option<usize> {
         .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
         .open(tty)
         .ok()?;
+    // A poll first: input the master wrote may still sit in the kernel's queue between the
+    // two ends (pushed by a worker thread); asking the line discipline whether it can be
+    // read flushes that queue, so FIONREAD then counts it.
+    readable_now(file.as_raw_fd());
     let mut queued: libc::c_int = 0;
     // SAFETY: FIONREAD writes one int through the pointer, which outlives the call.
     let r = unsafe { libc::ioctl(file.as_raw_fd(), libc::FIONREAD, &mut queued) };
@@ -449,7 +475,7 @@ fn waits_on(pid: i32, tty: &std::path::Path, min: std::time::Duration, alone: bo
     if process_state(pid) != Some('S') {
         return false;
     }
-    let Ok(syscall) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
+    let Ok(syscall) = read_proc(&format!("/proc/{pid}/syscall")) else {
         return false;
     };
     let mut fields = syscall.split_whitespace();
@@ -482,7 +508,7 @@ fn waits_on(pid: i32, tty: &std::path::Path, min: std::time::Duration, alone: bo
 /// How many times process `pid` (its main thread) has been switched out, voluntarily or
 /// not: a count that moves whenever it woke and slept again. Linux `/proc/<pid>/status`.
 pub fn context_switches(pid: i32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let status = read_proc(&format!("/proc/{pid}/status")).ok()?;
     let mut total = None;
     for line in status.lines() {
         if let Some(rest) = line

@@ -3,8 +3,11 @@
 //!
 //! The rule (Linux): the program answered when all of these hold at once —
 //!
-//! 1. the output has been still for [`ANSWER_QUIET`] and the reader has scanned every byte
-//!    written so far ([`Session::scanned_all`]);
+//! 1. the reader has scanned every byte written before the program was seen waiting
+//!    ([`Session::scanned_all`], asked after the look at the program: a program asleep in
+//!    its read has written all it wrote before it; the kernel's queue between the two ends
+//!    of the terminal is flushed by the question). No quiet window is needed on top: the
+//!    look comes at once after each output event, and at growing gaps while none comes;
 //! 2. a process of the terminal's foreground group sleeps reading the terminal
 //!    ([`platform::waiting_for_input`], the rule `waitingForInput` uses). A wait with a timer
 //!    counts too (node's REPL waits 15 ms to save its history, then for good), except right
@@ -40,13 +43,13 @@ use super::phase::CommandPhase;
 use super::waiter::{Look, Waited, Waiter};
 use crate::platform::{self, InputMode};
 
-/// Output must be still this long before the program is asked whether it waits.
-pub(super) const ANSWER_QUIET: Duration = Duration::from_millis(3);
 /// Where readiness cannot be known: the answer is the output once it was quiet this long.
 pub(super) const FALLBACK_QUIET: Duration = Duration::from_millis(200);
 /// After input that ended with ESC, a read that times out this soon is the program waiting
 /// to tell a lone Escape from a key sequence (vim 100 ms, fish 30 ms), not waiting for the user.
 const ESCAPE_WAIT: Duration = Duration::from_millis(250);
+/// The first gap between two readiness checks while nothing is printed; it doubles.
+const MIN_CHECK_GAP: Duration = Duration::from_millis(1);
 /// The longest gap between two readiness checks while nothing is printed.
 const MAX_CHECK_GAP: Duration = Duration::from_millis(25);
 
@@ -94,6 +97,12 @@ impl SessionCall {
         let Some(group) = self.foreground_group() else {
             return false;
         };
+        // A leader still running is still at work on the input. Asked no further: looking
+        // for another member of its group that waits scans every process of the machine,
+        // milliseconds on a busy one, and the look comes again once the leader sleeps.
+        if platform::process_state(group) == Some('R') {
+            return false;
+        }
         if group != self.pid
             && snap.group == Some(group)
             && snap.mode == Some(InputMode::Keys)
@@ -127,7 +136,7 @@ impl SessionCall {
         } else {
             None
         };
-        let mut gap = Duration::from_millis(1);
+        let mut gap = MIN_CHECK_GAP;
         let mut checked_at: Option<Instant> = None;
         let waited = Waiter::new(self)
             .until(deadline)
@@ -153,18 +162,26 @@ impl SessionCall {
                 }
                 let mut wake = last_output + FALLBACK_QUIET;
                 if let Some(tty) = &tty {
-                    let quiet_at = last_output + ANSWER_QUIET;
-                    // New output restarts the schedule: check soon after it stops.
-                    if checked_at.is_some_and(|at| at < last_output) {
-                        gap = Duration::from_millis(1);
+                    // A look at once after new output (the answer's last bytes are the
+                    // usual wake-up), else at gaps that double while nothing comes. A look
+                    // costs a few small /proc reads, at most one per output event.
+                    let fresh = checked_at.is_none_or(|at| at < last_output);
+                    if fresh {
+                        gap = MIN_CHECK_GAP;
                     }
-                    let due = quiet_at.max(checked_at.map_or(quiet_at, |at| at + gap));
+                    let due = checked_at.filter(|_| !fresh).map_or(now, |at| at + gap);
                     if now >= due {
-                        if self.scanned_all() && self.answered(&snap, tty) {
+                        // Scanned after the program was seen waiting: what it wrote
+                        // before it went back to its read is in the answer. Asked before
+                        // too, as a cheap filter: while a program floods the terminal
+                        // something is always pending, and the look at /proc is spared.
+                        if self.scanned_all() && self.answered(&snap, tty) && self.scanned_all() {
                             return Look::Done(Answered::Ready);
                         }
+                        if !fresh {
+                            gap = (gap * 2).min(MAX_CHECK_GAP);
+                        }
                         checked_at = Some(now);
-                        gap = (gap * 2).min(MAX_CHECK_GAP);
                         wake = wake.min(now + gap);
                     } else {
                         wake = wake.min(due);

@@ -519,10 +519,11 @@ impl SessionCall {
         };
         // A remote shell's programs are not in this machine's /proc (only ssh is).
         self.shape.remote.is_none()
-            // What it printed before it waited (its prompt, or the shell's `D`) is in.
-            && self.scanned_all()
             && may_wait()
             && waits()
+            // What it printed before it was seen waiting (its prompt, or the shell's `D`) is
+            // in: scanned after the look, not before it.
+            && self.scanned_all()
             // And it has read what reached it (the emulator's replies to its queries): else
             // it has not run since, and may draw more.
             && platform::unread_input(tty).is_none_or(|n| n == 0)

@@ -245,8 +245,11 @@ impl Pty {
     /// True when every byte the programs wrote so far has been scanned: the reader waits
     /// for more and nothing is pending.
     pub(super) fn scanned_all(&self) -> bool {
-        self.reader_idle.load(Ordering::SeqCst)
-            && !self.master_fd.is_some_and(platform::readable_now)
+        // Nothing readable first, then idle: every byte that had left the program by the
+        // first question (the poll flushes the kernel's queue) was read, and its reading is
+        // done by the second. The other order misses a chunk read between the two.
+        !self.master_fd.is_some_and(platform::readable_now)
+            && self.reader_idle.load(Ordering::SeqCst)
     }
 }
 
@@ -318,6 +321,10 @@ fn reader_loop(
             });
         }
         unannounced += n;
+        // Idle again before the event goes out: a wait woken by it finds this chunk scanned.
+        if master_fd.is_some() {
+            ctx.idle.store(true, Ordering::SeqCst);
+        }
         let more_waiting = master_fd.is_some_and(platform::readable_now);
         if !more_waiting || unannounced >= WAKE_BATCH {
             events.send_modify(|n| *n += 1);

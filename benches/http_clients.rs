@@ -1,0 +1,213 @@
+//! Many HTTP clients at once (issue 32 item 4): `termpilot --http` on loopback, 50 MCP clients
+//! (`TERMPILOT_BENCH_HTTP_CLIENTS`), each with its own MCP session and its own terminal session,
+//! all calling `terminal_exec` `echo hi` at the same time, 20 calls each. Every call must
+//! succeed (the errors are counted) and answer in p99 ≤ 20 ms, client to result.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::Row;
+use crate::client::{percentile, server_bin};
+
+const DEFAULT_CLIENTS: usize = 50;
+const CALLS: usize = 20;
+const TOKEN: &str = "bench-token-0123456789abcdef";
+const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One MCP client over Streamable HTTP: its own connection pool and MCP session.
+struct Http {
+    client: reqwest::Client,
+    url: String,
+    session: Option<String>,
+    next_id: u64,
+}
+
+impl Http {
+    /// Sends one JSON-RPC message; the result of a request (`None` for a notification).
+    async fn send(&mut self, method: &str, params: Value, notify: bool) -> Result<Value, String> {
+        let mut body = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        let id = self.next_id;
+        if !notify {
+            body["id"] = json!(id);
+            self.next_id += 1;
+        }
+        let mut request = self
+            .client
+            .post(&self.url)
+            .bearer_auth(TOKEN)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_string());
+        if let Some(session) = &self.session {
+            request = request.header("mcp-session-id", session);
+        }
+        let response = tokio::time::timeout(CALL_TIMEOUT, request.send())
+            .await
+            .map_err(|_| format!("{method}: no answer in {CALL_TIMEOUT:?}"))?
+            .map_err(|e| format!("{method}: {e}"))?;
+        let status = response.status();
+        if let Some(session) = response.headers().get("mcp-session-id") {
+            self.session = session.to_str().ok().map(str::to_string);
+        }
+        let text = response
+            .text()
+            .await
+            .map_err(|e| format!("{method}: {e}"))?;
+        if !status.is_success() {
+            return Err(format!("{method}: HTTP {status}: {text}"));
+        }
+        if notify {
+            return Ok(Value::Null);
+        }
+        // A JSON body, or server-sent events whose `data:` lines carry the reply.
+        let reply = std::iter::once(text.as_str())
+            .chain(text.lines().filter_map(|l| l.strip_prefix("data:")))
+            .filter_map(|chunk| serde_json::from_str::<Value>(chunk.trim()).ok())
+            .find(|v| v["id"] == json!(id))
+            .ok_or_else(|| format!("{method}: no reply in {text}"))?;
+        if let Some(error) = reply.get("error") {
+            return Err(format!("{method}: {error}"));
+        }
+        Ok(reply["result"].clone())
+    }
+
+    async fn call(&mut self, tool: &str, args: Value) -> Result<Value, String> {
+        let result = self
+            .send(
+                "tools/call",
+                json!({"name": tool, "arguments": args}),
+                false,
+            )
+            .await?;
+        if result["isError"] == true {
+            return Err(format!("{tool}: {result}"));
+        }
+        Ok(result["structuredContent"].clone())
+    }
+}
+
+/// One client's whole run: the milliseconds of each `echo hi`, or what went wrong.
+async fn drive(url: String) -> Result<Vec<f64>, String> {
+    let mut http = Http {
+        client: reqwest::Client::new(),
+        url,
+        session: None,
+        next_id: 1,
+    };
+    http.send(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "bench", "version": "0"}}),
+        false,
+    )
+    .await?;
+    http.send("notifications/initialized", json!({}), true)
+        .await?;
+    let started = http
+        .call("terminal_start", json!({"env": {"PS1": "$ "}}))
+        .await?;
+    let id = started["sessionId"]
+        .as_str()
+        .ok_or("no sessionId")?
+        .to_string();
+    let mut times = Vec::with_capacity(CALLS);
+    for _ in 0..CALLS {
+        let start = Instant::now();
+        let r = http
+            .call(
+                "terminal_exec",
+                json!({"sessionId": id, "command": "echo hi"}),
+            )
+            .await?;
+        times.push(start.elapsed().as_secs_f64() * 1000.0);
+        if r["output"] != "hi" {
+            return Err(format!("echo hi answered {r}"));
+        }
+    }
+    http.call("terminal_stop", json!({"sessionId": id})).await?;
+    Ok(times)
+}
+
+pub fn run() -> Vec<Row> {
+    let clients = std::env::var("TERMPILOT_BENCH_HTTP_CLIENTS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(DEFAULT_CLIENTS)
+        .max(1);
+    let state = tempfile::tempdir().unwrap();
+    let max = (clients + 10).to_string();
+    let mut child = Command::new(server_bin())
+        .args(["--http", "127.0.0.1:0", "--max-sessions", &max])
+        .env("TERMPILOT_STATE_DIR", state.path())
+        .env("TERMPILOT_SHELL", "/bin/sh")
+        .env("TERMPILOT_TOKEN", TOKEN)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn termpilot --http");
+    // The address is on stderr; the rest of stderr is drained so the server never blocks.
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let address = lines.by_ref().map_while(Result::ok).find_map(|l| {
+        l.strip_prefix("termpilot: listening on ")
+            .map(|a| a.trim().to_string())
+    });
+    std::thread::spawn(move || for _ in lines {});
+    let Some(address) = address else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("termpilot --http ended before it listened");
+    };
+    let url = format!("{address}/mcp");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let results = runtime.block_on(async {
+        let tasks: Vec<_> = (0..clients)
+            .map(|_| tokio::spawn(drive(url.clone())))
+            .collect();
+        let mut results = Vec::new();
+        for task in tasks {
+            results.push(task.await.unwrap_or_else(|e| Err(e.to_string())));
+        }
+        results
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut times = Vec::new();
+    let mut errors = Vec::new();
+    for result in results {
+        match result {
+            Ok(t) => times.extend(t),
+            Err(e) => errors.push(e),
+        }
+    }
+    if let Some(first) = errors.first() {
+        eprintln!(
+            "  http: {} client(s) failed, the first: {first}",
+            errors.len()
+        );
+    }
+    let value = if times.is_empty() {
+        "no calls".to_string()
+    } else {
+        format!(
+            "{:.1} / {:.1} ms",
+            percentile(times.clone(), 0.5),
+            percentile(times, 0.99)
+        )
+    };
+    vec![Row {
+        figure: format!(
+            "HTTP: {clients} clients at once, each its own session, {CALLS} × terminal_exec `echo hi`: p50 / p99 (clients failed: {})",
+            errors.len()
+        ),
+        value,
+        target: "p99 ≤ 20 ms, no error",
+    }]
+}
