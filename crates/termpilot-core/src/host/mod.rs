@@ -7,6 +7,7 @@
 //! the server dies ([`undertaker`]), and the one PATH lookup ([`path`]). Nothing here knows
 //! of runs, sessions or the sandbox.
 
+pub(crate) mod bounded;
 pub(crate) mod env;
 pub(crate) mod marker;
 pub(crate) mod path;

@@ -115,8 +115,7 @@ fn sweep_targets(told: &[u8]) {
         .map(|l| l.split(WORD).map(String::from).collect::<Vec<String>>())
         .map(|argv| {
             std::thread::spawn(move || {
-                let _ =
-                    crate::remote::ending::run_bounded(&argv, crate::remote::ending::SWEEP_LIMIT);
+                let _ = super::bounded::run_bounded(&argv, super::bounded::SWEEP_LIMIT);
             })
         })
         .collect();

@@ -22,17 +22,13 @@
 //! ([`crate::host::undertaker`]) runs the sweep for every target the server reached, with
 //! the server's marker prefix: [`remember_for_undertaker`] tells it the command line.
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::failure;
 use super::target::Target;
 use super::transport::{self, RemoteOptions, Tty};
+use crate::host::bounded::{SWEEP_LIMIT, run_bounded};
 use crate::host::marker::{MARKER, Survivor};
-
-/// The longest a sweep may take, the exec into the target included.
-pub const SWEEP_LIMIT: Duration = Duration::from_secs(15);
 
 /// Whether processes started on `target` outlive the local transport, so they need a sweep.
 pub fn reaches_inside(target: &Target) -> bool {
@@ -228,64 +224,6 @@ fn parse_survivors(target: &Target, stdout: &str) -> Vec<Survivor> {
             })
         })
         .collect()
-}
-
-/// Runs `argv` (stdin closed, in its own process group), waiting at most `limit`; on time
-/// out it is killed as a group and reaped. Exit code, stdout and stderr.
-pub fn run_bounded(
-    argv: &[String],
-    limit: Duration,
-) -> Result<(Option<i32>, String, String), String> {
-    let (program, args) = argv.split_first().ok_or("an empty command line")?;
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .env_remove(MARKER)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("`{program}` could not start: {e}"))?;
-    let mut stdout = child.stdout.take().expect("piped stdout");
-    let mut stderr = child.stderr.take().expect("piped stderr");
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
-            _ => {
-                #[cfg(unix)]
-                crate::platform::signal_group(child.id() as i32, libc::SIGKILL);
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-        }
-    };
-    let (out, err) = (
-        out.join().unwrap_or_default(),
-        err.join().unwrap_or_default(),
-    );
-    match status {
-        Some(status) => Ok((status.code(), out, err)),
-        None => Err(format!(
-            "`{program}` did not answer within {} s",
-            limit.as_secs()
-        )),
-    }
 }
 
 /// Tells the undertaker how to sweep `target` for everything this server started there,
