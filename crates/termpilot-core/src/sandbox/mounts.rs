@@ -1,12 +1,23 @@
-//! Keeping `.git/hooks` and `.git/config` of a write root read-only: a private mount
-//! namespace with those paths bind-mounted read-only over themselves.
+//! The sandbox's private mount namespace: termpilot's socket folders hidden, and
+//! `.git/hooks` and `.git/config` of a write root kept read-only.
+//!
+//! Landlock does not mediate `connect()` on a named Unix socket, and seccomp lets `AF_UNIX`
+//! through (programs need it), so a confined program could connect to the sockets in
+//! termpilot's private runtime folder: a session's attach socket (and type into a session
+//! confined less or not at all) or a session host's MCP socket (and run commands there). So
+//! each of those folders ([`super::Policy::hidden`]) is covered by an empty read-only tmpfs:
+//! nothing in it can be named, by its path or through `/proc/<pid>/root` (Landlock's ptrace
+//! scope, and the user namespace when not root, refuse that for processes outside).
 //!
 //! Landlock cannot take a right away from a path beneath one that has it, and a write root
-//! must stay writable at its top, so these two paths are protected by mounts instead: the
-//! child gets its own mount namespace (as root directly, otherwise inside a user namespace
-//! that maps the user to itself), `/` is made private so nothing leaks back to the host,
-//! `.git` is bind-mounted onto itself (a mount point cannot be renamed or removed, so `.git`
-//! cannot be swapped for another), and `hooks` and `config` are re-mounted read-only. Landlock,
+//! must stay writable at its top, so the two git paths are protected by mounts too: `.git` is
+//! bind-mounted onto itself (a mount point cannot be renamed or removed, so `.git` cannot be
+//! swapped for another), and `hooks` and `config` are re-mounted read-only.
+//!
+//! The child gets its own mount namespace (as root directly, otherwise inside a user namespace
+//! that maps the user to itself) and `/` is made private so nothing leaks back to the host.
+//! Where no mount namespace can be had the wrapper fails, so the sandbox is refused at start
+//! (fail closed): a sandbox that can type into an unconfined shell confines nothing. Landlock,
 //! applied right after, forbids any later mount or unmount.
 
 use std::ffi::CString;
@@ -83,7 +94,7 @@ fn enter_namespace() -> Result<(), String> {
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
         return Err(os_err(
-            "creating a mount namespace (needed to keep .git/hooks and .git/config read-only)",
+            "creating a mount namespace (needed to hide termpilot's sockets and keep .git/hooks and .git/config read-only)",
         ));
     }
     let write = |file: &str, text: String| {
@@ -119,15 +130,18 @@ fn kept_flags(path: &CString) -> libc::c_ulong {
     flags
 }
 
-/// Applies `p` in a new mount namespace of this process.
-pub fn apply(p: &Protected) -> Result<(), String> {
-    if p.is_empty() {
+/// Applies `p`, and hides each folder of `hidden`, in a new mount namespace of this process.
+pub fn apply(p: &Protected, hidden: &[PathBuf]) -> Result<(), String> {
+    if p.is_empty() && hidden.is_empty() {
         return Ok(());
     }
     enter_namespace()?;
     let root = cstr(Path::new("/"))?;
     if !mount(None, &root, libc::MS_REC | libc::MS_PRIVATE) {
         return Err(os_err("making the mount namespace private"));
+    }
+    for dir in hidden {
+        hide(dir)?;
     }
     for dir in &p.pinned {
         let c = cstr(dir)?;
@@ -144,6 +158,37 @@ pub fn apply(p: &Protected) -> Result<(), String> {
         if !mount(None, &c, flags) {
             return Err(os_err(&format!("making {} read-only", path.display())));
         }
+    }
+    Ok(())
+}
+
+/// Covers `dir` with an empty read-only tmpfs, creating it (0700) first when missing: a
+/// socket folder made later must fall under the cover too.
+fn hide(dir: &Path) -> Result<(), String> {
+    let mut builder = std::fs::DirBuilder::new();
+    std::os::unix::fs::DirBuilderExt::mode(builder.recursive(true), 0o700);
+    builder
+        .create(dir)
+        .map_err(|e| format!("cannot create {} to hide it ({e})", dir.display()))?;
+    let target = cstr(dir)?;
+    let fstype = c"tmpfs";
+    let data = c"size=4k,nr_inodes=1,mode=0500";
+    let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    // SAFETY: every pointer is a NUL-terminated string, as mount(2) expects.
+    let ok = unsafe {
+        libc::mount(
+            fstype.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            flags,
+            data.as_ptr().cast(),
+        ) == 0
+    };
+    if !ok {
+        return Err(os_err(&format!(
+            "hiding termpilot's socket folder {}",
+            dir.display()
+        )));
     }
     Ok(())
 }
