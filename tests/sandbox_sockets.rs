@@ -238,7 +238,7 @@ async fn a_sandboxed_command_cannot_call_the_unsandboxed_session_host() {
             "terminal_run",
             json!({
                 "cmd": "python3",
-                "args": f.attack_args("mcp", &format!("touch {}", target.display()), &[host.clone()]),
+                "args": f.attack_args("mcp", &format!("touch {}", target.display()), std::slice::from_ref(&host)),
                 "timeout": 30000,
             }),
         )
