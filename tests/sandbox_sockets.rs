@@ -297,3 +297,66 @@ async fn a_sandboxed_session_still_reads_its_spill_files_and_shell_integration()
     );
     server.stop().await;
 }
+
+/// The cover cannot be side-stepped by moving the private folder away: with the runtime folder
+/// itself a write root, a sandboxed session that renames the private folder and makes a new one
+/// in its place would have the server put later sockets where no cover is. The private folder is
+/// a mount point in the sandbox, so it cannot be renamed or removed from inside.
+#[tokio::test]
+async fn a_sandboxed_session_cannot_move_the_private_folder_from_under_the_cover() {
+    let f = Fixture::new();
+    let runtime = f.runtime.to_str().unwrap();
+    let server = common::start_with(
+        common::Era::Initialize,
+        &["--writable", runtime, "--sandbox", "workspace-write"],
+        &[
+            ("XDG_RUNTIME_DIR", runtime),
+            ("TERMPILOT_CWD", f.root.to_str().unwrap()),
+        ],
+    )
+    .await;
+    let boxed = server
+        .ok("terminal_start", json!({"shell": "/bin/sh"}))
+        .await;
+    let boxed = boxed["sessionId"].as_str().unwrap().to_string();
+    let private = f.private();
+    let moved = f.runtime.join("moved");
+    let r = common::exec(
+        &server,
+        &boxed,
+        &format!(
+            "mv {p} {m} 2>&1; mkdir -m 700 {p} 2>&1; echo done",
+            p = private.display(),
+            m = moved.display()
+        ),
+    )
+    .await;
+    let said = r["output"].as_str().unwrap_or_default().to_string();
+    assert!(said.contains("done"), "{r}");
+    assert!(!moved.exists(), "the private folder was moved away: {said}");
+    // A session started now (per-session `sandbox` cannot loosen, so it is confined too, but its
+    // socket is what matters) has its socket under the cover all the same.
+    let later = server
+        .ok("terminal_start", json!({"shell": "/bin/sh"}))
+        .await;
+    let later = later["sessionId"].as_str().unwrap().to_string();
+    let socket = private
+        .join("attach")
+        .join(format!("{}-{later}.sock", server.pid));
+    assert!(socket.exists(), "the later session has a socket");
+    let target = f.outside.join("typed");
+    let r = common::exec(
+        &server,
+        &boxed,
+        &f.attack(
+            "attach",
+            &format!("touch {}\r", target.display()),
+            &[socket],
+        ),
+    )
+    .await;
+    let out = r["output"].as_str().unwrap_or_default().to_string();
+    assert!(!out.contains("connected"), "{out}");
+    assert!(out.contains("refused"), "{out}");
+    server.stop().await;
+}

@@ -7,7 +7,9 @@
 //! confined less or not at all) or a session host's MCP socket (and run commands there). So
 //! each of those folders ([`super::Policy::hidden`]) is covered by an empty read-only tmpfs:
 //! nothing in it can be named, by its path or through `/proc/<pid>/root` (Landlock's ptrace
-//! scope, and the user namespace when not root, refuse that for processes outside).
+//! scope, and the user namespace when not root, refuse that for processes outside). The
+//! folders above them that a write root could rename are pinned (bind-mounted onto themselves),
+//! so the private folder cannot be moved away and replaced by an uncovered one.
 //!
 //! Landlock cannot take a right away from a path beneath one that has it, and a write root
 //! must stay writable at its top, so the two git paths are protected by mounts too: `.git` is
@@ -130,8 +132,28 @@ fn kept_flags(path: &CString) -> libc::c_ulong {
     flags
 }
 
-/// Applies `p`, and hides each folder of `hidden`, in a new mount namespace of this process.
-pub fn apply(p: &Protected, hidden: &[PathBuf]) -> Result<(), String> {
+/// The folders above the `hidden` ones that a program writing in `write_roots` could rename
+/// (their parent lies in a write root), outermost first: each is bind-mounted onto itself, so
+/// the hidden folders cannot be moved out from under their cover and replaced by new ones.
+pub fn pins(hidden: &[PathBuf], write_roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut pins: Vec<PathBuf> = Vec::new();
+    for dir in hidden {
+        for above in dir.ancestors().skip(1) {
+            let renameable = above
+                .parent()
+                .is_some_and(|parent| write_roots.iter().any(|r| parent.starts_with(r)));
+            if renameable && !pins.iter().any(|p| p == above) {
+                pins.push(above.to_path_buf());
+            }
+        }
+    }
+    pins.sort_by_key(|p| p.components().count());
+    pins
+}
+
+/// Hides each folder of `hidden` (its renameable parents pinned: [`pins`]), then applies `p`,
+/// in a new mount namespace of this process.
+pub fn apply(p: &Protected, hidden: &[PathBuf], write_roots: &[PathBuf]) -> Result<(), String> {
     if p.is_empty() && hidden.is_empty() {
         return Ok(());
     }
@@ -139,6 +161,19 @@ pub fn apply(p: &Protected, hidden: &[PathBuf]) -> Result<(), String> {
     let root = cstr(Path::new("/"))?;
     if !mount(None, &root, libc::MS_REC | libc::MS_PRIVATE) {
         return Err(os_err("making the mount namespace private"));
+    }
+    for dir in hidden {
+        let mut builder = std::fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(builder.recursive(true), 0o700);
+        builder
+            .create(dir)
+            .map_err(|e| format!("cannot create {} to hide it ({e})", dir.display()))?;
+    }
+    for dir in pins(hidden, write_roots) {
+        let c = cstr(&dir)?;
+        if !mount(Some(&c), &c, libc::MS_BIND | libc::MS_REC) {
+            return Err(os_err(&format!("bind-mounting {}", dir.display())));
+        }
     }
     for dir in hidden {
         hide(dir)?;
@@ -162,14 +197,9 @@ pub fn apply(p: &Protected, hidden: &[PathBuf]) -> Result<(), String> {
     Ok(())
 }
 
-/// Covers `dir` with an empty read-only tmpfs, creating it (0700) first when missing: a
-/// socket folder made later must fall under the cover too.
+/// Covers `dir` (made first when missing, so a socket folder made later falls under the
+/// cover too) with an empty read-only tmpfs.
 fn hide(dir: &Path) -> Result<(), String> {
-    let mut builder = std::fs::DirBuilder::new();
-    std::os::unix::fs::DirBuilderExt::mode(builder.recursive(true), 0o700);
-    builder
-        .create(dir)
-        .map_err(|e| format!("cannot create {} to hide it ({e})", dir.display()))?;
     let target = cstr(dir)?;
     let fstype = c"tmpfs";
     let data = c"size=4k,nr_inodes=1,mode=0500";
@@ -196,6 +226,23 @@ fn hide(dir: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pins_every_folder_above_the_hidden_ones_a_write_root_could_rename() {
+        let hidden: Vec<PathBuf> = vec![
+            "/t/x/run/termpilot/attach".into(),
+            "/t/x/run/termpilot/keep".into(),
+        ];
+        let pins = pins(&hidden, &["/t/x".into()]);
+        assert_eq!(
+            pins,
+            vec![PathBuf::from("/t/x/run"), "/t/x/run/termpilot".into()]
+        );
+        assert!(super::pins(&hidden, &["/elsewhere".into()]).is_empty());
+        // The folder holding the private one is itself the write root: its child is pinned.
+        let pins = super::pins(&hidden, &["/t/x/run".into()]);
+        assert_eq!(pins, vec![PathBuf::from("/t/x/run/termpilot")]);
+    }
 
     #[test]
     fn finds_the_git_paths_that_exist() {

@@ -90,7 +90,7 @@ pub fn apply(policy: &Policy) -> Result<(), String> {
         } else {
             mounts::Protected::default()
         };
-        mounts::apply(&git, &policy.hidden)?;
+        mounts::apply(&git, &policy.hidden, &policy.write_roots)?;
         landlock::restrict(policy)?;
     }
     if policy.network == Network::Off {
