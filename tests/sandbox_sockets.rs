@@ -410,3 +410,63 @@ async fn without_a_mount_namespace_the_sandbox_is_refused_with_a_sentence() {
         "{said}"
     );
 }
+
+/// With the private folder inside a write root (here the runtime folder itself), a sandboxed
+/// program cannot plant code in it: the shell-integration script that later sessions, confined
+/// or not, source stays as termpilot wrote it. Its own `TMPDIR` there stays writable.
+#[tokio::test]
+async fn a_write_root_holding_the_private_folder_cannot_plant_shell_integration() {
+    assert!(has("bash"), "this test needs bash");
+    let f = Fixture::new();
+    let runtime = f.runtime.to_str().unwrap();
+    let server = common::start_with(
+        common::Era::Initialize,
+        &["--writable", runtime, "--sandbox", "workspace-write"],
+        // No runtime folder: the private folder is `$TMPDIR/termpilot-<uid>`, and the
+        // sandbox's own TMPDIR lies in it.
+        &[
+            ("XDG_RUNTIME_DIR", ""),
+            ("TMPDIR", runtime),
+            ("TERMPILOT_CWD", f.root.to_str().unwrap()),
+        ],
+    )
+    .await;
+    // SAFETY: getuid(2) cannot fail.
+    let private = f
+        .runtime
+        .join(format!("termpilot-{}", unsafe { libc::getuid() }));
+    // A bash session makes termpilot write its shell integration into the private folder.
+    let bash = server
+        .ok(
+            "terminal_start",
+            json!({"shell": "bash", "env": {"PS1": "$ "}}),
+        )
+        .await;
+    let bash = bash["sessionId"].as_str().unwrap().to_string();
+    let script = private.join("shell-integration/bash.sh");
+    let before = std::fs::read_to_string(&script).expect("the bash integration script");
+    let r = common::exec(
+        &server,
+        &bash,
+        &format!(
+            "echo 'touch {o}' >> {s}; echo w=$?; touch {p}/planted; echo p=$?; touch \"$TMPDIR/ok\"; echo t=$?",
+            o = f.outside.join("planted").display(),
+            s = script.display(),
+            p = private.display()
+        ),
+    )
+    .await;
+    let out = r["output"].as_str().unwrap_or_default().to_string();
+    assert!(
+        out.contains("t=0"),
+        "the sandbox's TMPDIR is writable: {out}"
+    );
+    assert!(!out.contains("w=0") && !out.contains("p=0"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(&script).unwrap(),
+        before,
+        "the shell integration was changed from the sandbox"
+    );
+    assert!(!private.join("planted").exists(), "{out}");
+    server.stop().await;
+}

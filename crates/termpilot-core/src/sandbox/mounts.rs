@@ -9,7 +9,9 @@
 //! nothing in it can be named, by its path or through `/proc/<pid>/root` (Landlock's ptrace
 //! scope, and the user namespace when not root, refuse that for processes outside). The
 //! folders above them that a write root could rename are pinned (bind-mounted onto themselves),
-//! so the private folder cannot be moved away and replaced by an uncovered one.
+//! so the private folder cannot be moved away and replaced by an uncovered one, and the private
+//! folder itself is read-only (but for the sandbox's own `TMPDIR` when it lies there), so a write
+//! root holding it cannot plant shell-integration scripts an unconfined session later sources.
 //!
 //! Landlock cannot take a right away from a path beneath one that has it, and a write root
 //! must stay writable at its top, so the two git paths are protected by mounts too: `.git` is
@@ -151,9 +153,15 @@ pub fn pins(hidden: &[PathBuf], write_roots: &[PathBuf]) -> Vec<PathBuf> {
     pins
 }
 
-/// Hides each folder of `hidden` (its renameable parents pinned: [`pins`]), then applies `p`,
-/// in a new mount namespace of this process.
-pub fn apply(p: &Protected, hidden: &[PathBuf], write_roots: &[PathBuf]) -> Result<(), String> {
+/// In a new mount namespace of this process: pins the folders above `hidden` ([`pins`]), makes
+/// the folders holding them (the private folder) read-only but for `tmp` inside, hides each
+/// folder of `hidden`, then applies `p`.
+pub fn apply(
+    p: &Protected,
+    hidden: &[PathBuf],
+    write_roots: &[PathBuf],
+    tmp: &Path,
+) -> Result<(), String> {
     if p.is_empty() && hidden.is_empty() {
         return Ok(());
     }
@@ -169,30 +177,51 @@ pub fn apply(p: &Protected, hidden: &[PathBuf], write_roots: &[PathBuf]) -> Resu
             .create(dir)
             .map_err(|e| format!("cannot create {} to hide it ({e})", dir.display()))?;
     }
-    for dir in pins(hidden, write_roots) {
-        let c = cstr(&dir)?;
-        if !mount(Some(&c), &c, libc::MS_BIND | libc::MS_REC) {
-            return Err(os_err(&format!("bind-mounting {}", dir.display())));
+    let mut private: Vec<&Path> = hidden.iter().filter_map(|h| h.parent()).collect();
+    private.dedup();
+    let mut binds = pins(hidden, write_roots);
+    binds.extend(private.iter().map(|p| p.to_path_buf()));
+    binds.dedup();
+    for dir in &binds {
+        bind(dir)?;
+    }
+    // The private folder read-only (a write root holding it must not let the program plant
+    // shell-integration scripts a later, unconfined session sources), the sandbox's own
+    // `TMPDIR` in it kept writable by a mount of its own first.
+    for dir in &private {
+        if tmp.starts_with(dir) {
+            bind(tmp)?;
         }
+        read_only(dir)?;
     }
     for dir in hidden {
         hide(dir)?;
     }
     for dir in &p.pinned {
-        let c = cstr(dir)?;
-        if !mount(Some(&c), &c, libc::MS_BIND | libc::MS_REC) {
-            return Err(os_err(&format!("bind-mounting {}", dir.display())));
-        }
+        bind(dir)?;
     }
     for path in &p.read_only {
-        let c = cstr(path)?;
-        if !mount(Some(&c), &c, libc::MS_BIND | libc::MS_REC) {
-            return Err(os_err(&format!("bind-mounting {}", path.display())));
-        }
-        let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | kept_flags(&c);
-        if !mount(None, &c, flags) {
-            return Err(os_err(&format!("making {} read-only", path.display())));
-        }
+        bind(path)?;
+        read_only(path)?;
+    }
+    Ok(())
+}
+
+/// Bind-mounts `path` onto itself (a mount point cannot be renamed or removed).
+fn bind(path: &Path) -> Result<(), String> {
+    let c = cstr(path)?;
+    if !mount(Some(&c), &c, libc::MS_BIND | libc::MS_REC) {
+        return Err(os_err(&format!("bind-mounting {}", path.display())));
+    }
+    Ok(())
+}
+
+/// Makes the bind mount at `path` read-only (not the mounts beneath it).
+fn read_only(path: &Path) -> Result<(), String> {
+    let c = cstr(path)?;
+    let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | kept_flags(&c);
+    if !mount(None, &c, flags) {
+        return Err(os_err(&format!("making {} read-only", path.display())));
     }
     Ok(())
 }

@@ -90,7 +90,7 @@ pub fn apply(policy: &Policy) -> Result<(), String> {
         } else {
             mounts::Protected::default()
         };
-        mounts::apply(&git, &policy.hidden, &policy.write_roots)?;
+        mounts::apply(&git, &policy.hidden, &policy.write_roots, &policy.tmp)?;
         landlock::restrict(policy)?;
     }
     if policy.network == Network::Off {
