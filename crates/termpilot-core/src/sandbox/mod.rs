@@ -194,7 +194,21 @@ fn resolve(settings: &Settings, cwd: Option<&Path>) -> std::result::Result<Polic
         write_roots,
         deny_read,
         tmp,
+        hidden: socket_folders(),
     })
+}
+
+/// The folders of the private runtime folder where termpilot keeps sockets and secrets
+/// (`attach/`: every session's attach socket; `keep/`: the session hosts' MCP sockets; `run/`:
+/// the HTTP token): hidden from every sandboxed program (see `mounts.rs`), since Landlock
+/// cannot refuse a `connect()` to a named socket and a client of either socket acts outside
+/// the sandbox.
+fn socket_folders() -> Vec<PathBuf> {
+    let private = paths::resolve(&crate::host::private::location());
+    ["attach", "keep", "run"]
+        .iter()
+        .map(|name| private.join(name))
+        .collect()
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -239,7 +253,7 @@ fn verify(policy: &Policy) -> std::result::Result<(), String> {
     }
     let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
     let advice = if why.contains("mount namespace") {
-        "use --sandbox read-only, or write roots that are not git checkouts"
+        "run it as root or where unprivileged user namespaces are allowed (a sandboxed program could otherwise reach termpilot's own sockets), or run with --sandbox off"
     } else {
         "run with --sandbox off"
     };

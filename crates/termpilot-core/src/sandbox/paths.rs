@@ -127,6 +127,7 @@ mod tests {
             write_roots: vec![root.to_path_buf()],
             deny_read: vec![deny.to_path_buf()],
             tmp: root.join("never-used-tmp"),
+            hidden: Vec::new(),
         }
     }
 

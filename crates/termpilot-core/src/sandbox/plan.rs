@@ -102,6 +102,7 @@ mod tests {
             write_roots: roots.iter().map(PathBuf::from).collect(),
             deny_read: deny.iter().map(PathBuf::from).collect(),
             tmp: "/tmp/private".into(),
+            hidden: Vec::new(),
         }
     }
 

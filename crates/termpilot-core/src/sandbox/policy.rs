@@ -128,6 +128,9 @@ pub struct Policy {
     pub deny_read: Vec<PathBuf>,
     /// The private temporary directory (`TMPDIR`), writable in every mode.
     pub tmp: PathBuf,
+    /// Folders covered by an empty read-only tmpfs (termpilot's socket folders: see
+    /// [`super::mounts`]), so the program cannot name a socket in them.
+    pub hidden: Vec<PathBuf>,
 }
 
 /// The wrapper's subcommand: `termpilot __sandbox-exec <policy> -- program args…`.
@@ -169,6 +172,10 @@ impl Policy {
             a.push("--deny".into());
             a.push(d.clone().into());
         }
+        for h in &self.hidden {
+            a.push("--hide".into());
+            a.push(h.clone().into());
+        }
         a.push("--".into());
         a
     }
@@ -180,6 +187,7 @@ impl Policy {
         let mut tmp = None;
         let mut write_roots = Vec::new();
         let mut deny_read = Vec::new();
+        let mut hidden = Vec::new();
         let mut i = 0;
         let text = |v: &OsStr| v.to_str().map(str::to_string).unwrap_or_default();
         while i < args.len() {
@@ -195,6 +203,7 @@ impl Policy {
                     write_roots,
                     deny_read,
                     tmp: tmp.ok_or("--tmp is missing")?,
+                    hidden,
                 };
                 return Ok((policy, rest));
             }
@@ -207,6 +216,7 @@ impl Policy {
                 "--tmp" => tmp = Some(PathBuf::from(value)),
                 "--write" => write_roots.push(PathBuf::from(value)),
                 "--deny" => deny_read.push(PathBuf::from(value)),
+                "--hide" => hidden.push(PathBuf::from(value)),
                 other => return Err(format!("unknown sandbox argument `{other}`")),
             }
             i += 2;
@@ -226,6 +236,7 @@ mod tests {
             write_roots: vec!["/w".into()],
             deny_read: vec!["/home/u/.ssh".into()],
             tmp: "/tmp/t".into(),
+            hidden: vec!["/run/user/1/termpilot/attach".into()],
         }
     }
 

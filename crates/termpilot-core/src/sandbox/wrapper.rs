@@ -5,8 +5,8 @@
 //! Its own environment holds nothing but the program's, sealed (see [`super::sealed`]): the
 //! dynamic loader and libc had nothing of the caller's to act on before the policy is applied.
 //!
-//! Order: the private temp dir is created, the git paths are protected by mounts (which
-//! Landlock would forbid later), Landlock restricts the file system (and sets
+//! Order: the private temp dir is created, termpilot's socket folders are hidden and the git
+//! paths protected by mounts (which Landlock would forbid later), Landlock restricts the file system (and sets
 //! `no_new_privs`), the seccomp filter turns the network off, then `TMPDIR` and
 //! `TERMPILOT_SANDBOX` are set and the program is exec'd. Any failure ends the wrapper with
 //! exit code 126 and one line on stderr; the program never runs unsandboxed.
@@ -84,10 +84,13 @@ pub(crate) fn apply(policy: &Policy) -> Result<(), String> {
             policy.tmp.display()
         )
     })?;
-    if policy.mode == Mode::WorkspaceWrite {
-        mounts::apply(&mounts::protected(&policy.write_roots))?;
-    }
     if policy.mode != Mode::Off {
+        let git = if policy.mode == Mode::WorkspaceWrite {
+            mounts::protected(&policy.write_roots)
+        } else {
+            mounts::Protected::default()
+        };
+        mounts::apply(&git, &policy.hidden, &policy.write_roots, &policy.tmp)?;
         landlock::restrict(policy)?;
     }
     if policy.network == Network::Off {
