@@ -532,7 +532,8 @@ async fn the_sweep_through_the_transport_ends_marked_processes_and_only_those() 
 
     // The undertaker's sweep: every value of one server (a prefix), nothing of another.
     let argv = ending::sweep_argv(&target, &options, "1.", true);
-    let (code, out, err) = ending::run_bounded(&argv, Duration::from_secs(60)).unwrap();
+    let (code, out, err) =
+        termpilot_core::host::run_bounded(&argv, Duration::from_secs(60)).unwrap();
     assert_eq!(code, Some(0), "{out}{err}");
     let left = container.others();
     assert!(!left.iter().any(|l| l.contains("sleep 1102")), "{left:?}");

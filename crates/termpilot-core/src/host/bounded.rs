@@ -14,7 +14,7 @@ pub(crate) const SWEEP_LIMIT: Duration = Duration::from_secs(15);
 
 /// Runs `argv` (stdin closed, in its own process group), waiting at most `limit`; on time
 /// out it is killed as a group and reaped. Exit code, stdout and stderr.
-pub(crate) fn run_bounded(
+pub fn run_bounded(
     argv: &[String],
     limit: Duration,
 ) -> Result<(Option<i32>, String, String), String> {

@@ -16,6 +16,7 @@ pub(crate) mod spill;
 pub(crate) mod undertaker;
 
 // What the face uses, at this level (the modules are the crate's own).
+pub use bounded::run_bounded;
 pub use marker::{Survivor, describe as describe_survivors};
 pub use private::dir as private_dir;
 pub use spill::create as create_spill;

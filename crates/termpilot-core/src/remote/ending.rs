@@ -269,6 +269,8 @@ pub fn start_failed(
 
 #[cfg(test)]
 mod tests {
+    use std::process::Command;
+
     use super::*;
 
     #[test]
