@@ -11,13 +11,13 @@ use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 
 use super::record;
-use crate::mcp::registry::{Forward, ToolCtx};
-use crate::mcp::remote::forward::text_of;
+use crate::mcp::ctx::{Forward, ToolCtx};
+use crate::mcp::reply::text_of;
 use crate::mcp::reply::{Reply, ToolError};
 
 /// True when the call goes to the host (or merges its answer).
 pub fn wants(forward: Forward, raw: &JsonObject) -> bool {
-    if forward == Forward::Never || super::settings().is_host {
+    if forward == Forward::Never || super::settings::settings().is_host {
         return false;
     }
     match forward {
@@ -31,14 +31,14 @@ pub fn wants(forward: Forward, raw: &JsonObject) -> bool {
 fn kept_name(raw: &JsonObject) -> bool {
     raw.get("name")
         .and_then(Value::as_str)
-        .is_some_and(super::is_kept_id)
+        .is_some_and(super::settings::is_kept_id)
 }
 
 /// The kept session a call names.
 pub fn kept_session(raw: &JsonObject) -> Option<&str> {
     raw.get("sessionId")
         .and_then(Value::as_str)
-        .filter(|id| super::is_kept_id(id))
+        .filter(|id| super::settings::is_kept_id(id))
 }
 
 /// Runs a call [`wants`] picked, unless it is the list (merged by the caller): `None` then.
@@ -48,7 +48,7 @@ pub async fn call(
     ctx: &ToolCtx,
     raw: &JsonObject,
 ) -> Option<Result<Reply, ToolError>> {
-    if forward == Forward::Merge || super::settings().is_host {
+    if forward == Forward::Merge || super::settings::settings().is_host {
         return None;
     }
     if forward == Forward::Start && super::start::wanted(raw) {
@@ -57,7 +57,7 @@ pub async fn call(
     if forward == Forward::Start && kept_name(raw) {
         return Some(Err(ToolError::new(format!(
             "terminal_start: names starting with `{}` are the ids of kept sessions; pick another name.",
-            super::PREFIX
+            super::settings::PREFIX
         ))));
     }
     let id = kept_session(raw)?.to_string();

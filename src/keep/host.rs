@@ -27,8 +27,6 @@ use super::paths::{self, Files};
 use super::record::{self, Record};
 use crate::mcp::compat::{ErrorShape, Identity};
 
-/// The hidden subcommand.
-pub const SUBCOMMAND: &str = "__session-host";
 /// How long the host stays with no session before it ends.
 pub const EMPTY_GRACE: Duration = Duration::from_secs(5);
 /// How often it looks at its sessions (record, emptiness).
@@ -52,12 +50,6 @@ pub struct HostArgs {
     pub cwd: Option<PathBuf>,
 }
 
-/// This process's uid.
-pub fn my_uid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
-
 /// Runs the host until it holds no session (or is told to stop).
 pub fn run(args: HostArgs) -> Result<(), String> {
     let config = Config {
@@ -72,11 +64,11 @@ pub fn run(args: HostArgs) -> Result<(), String> {
         },
         ..Config::default()
     };
-    super::configure(super::Settings {
+    super::settings::configure(super::settings::Settings {
         is_host: true,
         ..Default::default()
     });
-    let key = paths::key(&super::policy_args(&config));
+    let key = paths::key(&super::settings::policy_args(&config));
     let dir = paths::dir().map_err(|e| e.to_string())?;
     let files = Files::of(&dir, &key);
     sandbox::install(&config.sandbox, config.cwd.as_deref())?;
@@ -109,7 +101,7 @@ pub fn run(args: HostArgs) -> Result<(), String> {
         set_mode(&files.socket, 0o600)?;
         let core = Core::new(config);
         let identity = Identity {
-            name: Box::leak(super::host_name().into_boxed_str()),
+            name: Box::leak(super::settings::host_name().into_boxed_str()),
             title: "termpilot session host",
             instructions: Box::leak(format!("keepIdleSecs={keep_idle}").into_boxed_str()),
             errors: ErrorShape::Sentence,
@@ -135,7 +127,7 @@ pub fn run(args: HostArgs) -> Result<(), String> {
         tracing::info!(pid = rec.pid, socket = %files.socket.display(), "session host listening");
         let mut tick = tokio::time::interval(TICK);
         let mut empty_since = Some(Instant::now());
-        let me = my_uid();
+        let me = super::settings::my_uid();
         let stop = stop_signal();
         tokio::pin!(stop);
         // A start or an end is written to the record at once, not at the next tick.

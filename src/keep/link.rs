@@ -74,7 +74,7 @@ impl KeepLink {
                 )));
             }
         };
-        let me = crate::keep::host::my_uid();
+        let me = super::settings::my_uid();
         match stream.peer_cred() {
             Ok(cred) if cred.uid() == me => {}
             Ok(cred) => {
@@ -112,11 +112,11 @@ impl KeepLink {
             .map(|i| (i.name.clone(), i.version.clone()))
             .unwrap_or_default();
         let ours = env!("CARGO_PKG_VERSION");
-        if name != super::host_name() || version != ours {
+        if name != super::settings::host_name() || version != ours {
             return Err(NoLink::Unusable(format!(
                 "a session host of another termpilot ({name} {version}) runs at {}; this termpilot ({} {ours}) does not use it, so its kept sessions stay as they are: stop them with the termpilot that started them, or end that host",
                 socket.display(),
-                super::host_name()
+                super::settings::host_name()
             )));
         }
         let keep_idle_secs = service
@@ -194,7 +194,7 @@ pub fn files() -> Option<&'static Files> {
         let dir = super::paths::dir().ok()?;
         Some(Files::of(
             &dir,
-            &super::paths::key(&super::settings().policy),
+            &super::paths::key(&super::settings::settings().policy),
         ))
     });
     FILES.as_ref()

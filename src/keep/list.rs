@@ -9,7 +9,7 @@ use rmcp::model::JsonObject;
 use serde_json::Value;
 
 use super::record;
-use crate::mcp::registry::ToolCtx;
+use crate::mcp::ctx::ToolCtx;
 use crate::mcp::reply::{Reply, ToolError};
 
 /// How long the host's list may take before it is left out (with a note).

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
 use super::paths::Files;
-use crate::mcp::registry::ToolCtx;
+use crate::mcp::ctx::ToolCtx;
 use crate::mcp::reply::{Reply, ToolError};
 
 /// Longest wait for a new host to listen.
@@ -25,7 +25,7 @@ const READY_MAX: Duration = Duration::from_secs(15);
 pub fn wanted(raw: &JsonObject) -> bool {
     match raw.get("keep") {
         Some(Value::Bool(keep)) => *keep,
-        _ => super::settings().keep_all && !raw.contains_key("host"),
+        _ => super::settings::settings().keep_all && !raw.contains_key("host"),
     }
 }
 
@@ -74,8 +74,10 @@ pub async fn spawn_host(files: &Files) -> Result<(), ToolError> {
             "The session host could not be started: this program's path is unknown ({e})."
         ))
     })?;
-    let settings = super::settings();
-    let idle = settings.keep_idle.unwrap_or(super::DEFAULT_KEEP_IDLE);
+    let settings = super::settings::settings();
+    let idle = settings
+        .keep_idle
+        .unwrap_or(super::settings::DEFAULT_KEEP_IDLE);
     let log = std::fs::File::create(&files.log).map_err(|e| {
         ToolError::new(format!(
             "The session host could not be started: its log {} could not be created ({e}).",
@@ -83,7 +85,7 @@ pub async fn spawn_host(files: &Files) -> Result<(), ToolError> {
         ))
     })?;
     let mut cmd = tokio::process::Command::new(exe);
-    cmd.arg(super::host::SUBCOMMAND)
+    cmd.arg(super::settings::SUBCOMMAND)
         .arg("--keep-idle")
         .arg(idle.as_secs().to_string())
         .args(&settings.policy)

@@ -109,3 +109,13 @@ impl std::fmt::Display for ToolError {
         f.write_str(&self.message)
     }
 }
+
+/// The concatenated text blocks of a result.
+pub fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

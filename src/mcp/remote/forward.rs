@@ -22,7 +22,7 @@ use super::link::Link;
 use super::links::{Way, links};
 use super::{VIA_TERMPILOT, route};
 use crate::mcp::ctx::{BoxFuture, Forward, ToolCtx};
-use crate::mcp::reply::{Reply, ToolError};
+use crate::mcp::reply::{Reply, ToolError, text_of};
 
 /// True when the call may leave this machine: [`crate::mcp::registry::ToolDef::call`] then
 /// goes through [`call`].
@@ -230,16 +230,6 @@ fn check_env_names(raw: &JsonObject) -> Result<(), ToolError> {
     };
     let env: Vec<(String, String)> = env.keys().map(|k| (k.clone(), String::new())).collect();
     Ok(termpilot_core::session::RemoteShell::check_env(&env)?)
-}
-
-/// The concatenated text blocks of a result.
-pub fn text_of(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// A remote result as a local one: session ids made local, `host` and `via` added, images

@@ -8,10 +8,11 @@ use std::time::Duration;
 use rmcp::model::JsonObject;
 use serde_json::Value;
 
-use super::forward::{decorate, text_of};
+use super::forward::decorate;
 use super::ids;
 use super::links::links;
 use crate::mcp::ctx::ToolCtx;
+use crate::mcp::reply::text_of;
 use crate::mcp::reply::{Reply, ToolError};
 
 /// How long one link's list may take before it is left out (with a note).
