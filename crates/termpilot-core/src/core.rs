@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use crate::config::Config;
+use crate::host::Spills;
 use crate::jobs::Jobs;
 use crate::locks::Locks;
 use crate::session_manager::SessionManager;
@@ -20,18 +21,21 @@ pub struct Core {
     pub jobs: Jobs,
     /// Named inter-agent locks under the state dir.
     pub locks: Locks,
+    /// This server's spill files (see [`crate::host::spill`]): passed to whatever writes one.
+    pub spills: Arc<Spills>,
 }
 
 impl Core {
     pub fn new(config: Config) -> Arc<Self> {
         let config = Arc::new(config);
-        crate::host::spill::set_cap(config.max_spill_bytes);
-        let sessions = Arc::new(SessionManager::new(config.clone()));
+        let spills = Arc::new(Spills::new(config.max_spill_bytes));
+        let sessions = Arc::new(SessionManager::new(config.clone(), spills.clone()));
         spawn_idle_sweep(&sessions);
         Arc::new(Core {
             sessions,
             jobs: Jobs::new(&config.state_dir, config.cwd.clone()),
             locks: Locks::new(&config.state_dir),
+            spills,
             config,
         })
     }
@@ -40,7 +44,7 @@ impl Core {
     pub async fn shutdown(&self) {
         self.sessions.shutdown().await;
         crate::sandbox::cleanup();
-        crate::host::spill::remove_mine();
+        self.spills.remove_mine();
     }
 }
 

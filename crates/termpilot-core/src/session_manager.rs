@@ -140,6 +140,8 @@ impl Inner {
 /// Owns every session of this server.
 pub struct SessionManager {
     config: Arc<Config>,
+    /// The server's spill files, handed to each session it spawns.
+    spills: Arc<crate::host::Spills>,
     inner: Mutex<Inner>,
     /// Bumped whenever a session starts or ends, for whoever lists them live.
     changes: tokio::sync::watch::Sender<u64>,
@@ -148,9 +150,10 @@ pub struct SessionManager {
 }
 
 impl SessionManager {
-    pub fn new(config: Arc<Config>) -> Self {
+    pub fn new(config: Arc<Config>, spills: Arc<crate::host::Spills>) -> Self {
         SessionManager {
             config,
+            spills,
             inner: Mutex::new(Inner::default()),
             changes: tokio::sync::watch::channel(0).0,
             ended: Ended::default(),
@@ -282,7 +285,7 @@ impl SessionManager {
     /// Spawns the session whose id `reserve_slot` marked, outside the lock, then inserts it;
     /// the mark is released either way.
     fn spawn_reserved(&self, id: &str, shape: Shape) -> Result<Arc<Session>> {
-        let spawned = Session::spawn(id.to_string(), shape);
+        let spawned = Session::spawn(id.to_string(), shape, self.spills.clone());
         let mut inner = self.inner();
         inner.starting.remove(id);
         let session = spawned?;
@@ -337,7 +340,7 @@ impl SessionManager {
             why
         };
         self.ended.record(&session, &why);
-        crate::host::spill::remove_owned(&session.spill_owner());
+        session.spill_owner().remove();
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(kill_off_workers(session));
@@ -455,7 +458,7 @@ impl SessionManager {
                     let why = format!("its shell exited ({})", describe_exit(&exit));
                     self.ended.record(&session, &why);
                 }
-                crate::host::spill::remove_owned(&session.spill_owner());
+                session.spill_owner().remove();
                 // Its processes are gone or going; what it left is killed off the workers.
                 if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                     runtime.spawn(kill_off_workers(session.clone()));
@@ -601,7 +604,8 @@ impl SessionManager {
         let session = call.session().clone();
         kill_off_workers(session.clone()).await;
         let (id, shape) = (session.id.clone(), session.shape.clone());
-        let fresh = tokio::task::spawn_blocking(move || Session::spawn(id, shape))
+        let spills = self.spills.clone();
+        let fresh = tokio::task::spawn_blocking(move || Session::spawn(id, shape, spills))
             .await
             .map_err(|e| {
                 Error::Other(format!("The session could not be started again ({e})."))
@@ -711,7 +715,7 @@ impl SessionManager {
                 }
                 reserve(&mut inner, &session, why.clone(), last_screen);
             }
-            crate::host::spill::remove_owned(&session.spill_owner());
+            session.spill_owner().remove();
             kill_off_workers(session.clone()).await;
             self.ended.record(&session, &why);
             self.changed();
@@ -754,7 +758,7 @@ async fn kill_off_workers(session: Arc<Session>) {
         }
         Err(_) => session.kill().await,
     }
-    crate::host::spill::remove_owned(&owner);
+    owner.remove();
 }
 
 fn reserve(inner: &mut Inner, session: &Session, why: String, last_screen: String) {

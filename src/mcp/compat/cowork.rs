@@ -87,7 +87,7 @@ async fn execute_command(ctx: ToolCtx, p: ExecuteParams) -> Result<ExecuteResult
     spec.env = p.env.unwrap_or_default().into_iter().collect();
     spec.timeout = Duration::from_millis(p.timeout);
     spec.cap = OutputCap::EachHeadOnly(MAX_OUTPUT_SIZE);
-    let out = termpilot_core::exec::run(spec, &ctx.cancel).await?;
+    let out = termpilot_core::exec::run(spec, &ctx.core.spills, &ctx.cancel).await?;
     Ok(ExecuteResult {
         stdout: with_suffix(&out.stdout, "stdout"),
         stderr: with_suffix(&out.stderr, "stderr"),

@@ -206,7 +206,7 @@ async fn shell_run(ctx: ToolCtx, p: ShellRunParams) -> Result<Value, ToolError> 
         .or_else(|| ctx.core.config.cwd.clone());
     spec.timeout = Duration::from_millis(p.timeout_ms);
     spec.cap = OutputCap::Each(runner::DEFAULT_PREVIEW_BYTES);
-    let out = termpilot_core::exec::run(spec, &ctx.cancel).await?;
+    let out = termpilot_core::exec::run(spec, &ctx.core.spills, &ctx.cancel).await?;
     let result = ShellRunResult {
         exit_code: out.exit_code,
         duration_ms: out.duration.as_millis() as u64,

@@ -142,7 +142,15 @@ async fn probe(ctx: &ToolCtx, target: &Target) -> Result<Option<String>, ToolErr
         timeout: PROBE_TIMEOUT,
         cap: OutputCap::Total(4096),
     };
-    match remote::run(target, &ctx.core.config.remote, &job, &ctx.cancel).await? {
+    match remote::run(
+        target,
+        &ctx.core.config.remote,
+        &job,
+        &ctx.core.spills,
+        &ctx.cancel,
+    )
+    .await?
+    {
         Ran::LinkFailed(failure) => Err(ToolError::new(failure.sentence(target))),
         Ran::Done(out) if out.timed_out => Err(ToolError::new(format!(
             "`{target}` did not answer within {} s; check that it is up, or retry.",

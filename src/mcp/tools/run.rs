@@ -394,7 +394,7 @@ pub(crate) async fn run(ctx: ToolCtx, p: RunParams) -> Result<RunResult, ToolErr
     spec.stdin = p.stdin.as_ref().map(|s| s.as_bytes().to_vec());
     spec.timeout = Duration::from_millis(p.timeout);
     spec.cap = output_cap(&p);
-    let out = termpilot_core::exec::run(spec, &ctx.cancel).await?;
+    let out = termpilot_core::exec::run(spec, &ctx.core.spills, &ctx.cancel).await?;
 
     let mut result = envelope(p.cmd.clone(), p.args.clone(), &dir, &out, p.timeout);
     let rules = Rules {
@@ -444,7 +444,7 @@ async fn run_paged(ctx: ToolCtx, p: PagedParams) -> Result<PagedResult, ToolErro
     spec.cwd = dir.clone();
     spec.timeout = Duration::from_millis(p.timeout);
     spec.cap = OutputCap::Total(p.max_output_bytes);
-    let out = termpilot_core::exec::run(spec, &ctx.cancel).await?;
+    let out = termpilot_core::exec::run(spec, &ctx.core.spills, &ctx.cancel).await?;
     Ok(paged_result(
         &p,
         envelope(p.cmd.clone(), p.args.clone(), &dir, &out, p.timeout),
@@ -531,7 +531,15 @@ pub struct PythonResult {
 async fn run_python(ctx: ToolCtx, p: PythonParams) -> Result<PythonResult, ToolError> {
     let dir = run_dir(&ctx, p.cwd);
     let timeout = Duration::from_millis(p.timeout_ms);
-    let (out, exe) = python::run_code(&p.code, &p.args, dir, timeout, &ctx.cancel).await?;
+    let (out, exe) = python::run_code(
+        &p.code,
+        &p.args,
+        dir,
+        timeout,
+        &ctx.core.spills,
+        &ctx.cancel,
+    )
+    .await?;
     let result = PythonResult {
         exit_code: out.exit_code,
         duration_ms: out.duration.as_millis() as u64,

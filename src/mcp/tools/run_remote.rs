@@ -138,7 +138,15 @@ fn one_shot(p: &RunParams) -> OneShot {
 /// Runs `job` on one target: the outcome, or the link's failure as an error.
 async fn run_on(ctx: &ToolCtx, target: &Target, job: &OneShot) -> Result<Outcome, ToolError> {
     job.command.argv()?;
-    match remote::run(target, &ctx.core.config.remote, job, &ctx.cancel).await? {
+    match remote::run(
+        target,
+        &ctx.core.config.remote,
+        job,
+        &ctx.core.spills,
+        &ctx.cancel,
+    )
+    .await?
+    {
         Ran::Done(out) => Ok(*out),
         Ran::LinkFailed(failure) => Err(ToolError::new(failure.sentence(target))),
     }
@@ -250,6 +258,7 @@ async fn many(ctx: ToolCtx, p: RunParams, hosts: &[String]) -> Result<FleetResul
         &ctx.core.config.remote,
         &job,
         concurrency,
+        &ctx.core.spills,
         &ctx.cancel,
     )
     .await;

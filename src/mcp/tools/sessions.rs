@@ -350,6 +350,7 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
             let body = transcript::render(&session, path);
             if let Err(e) = transcript::save(path, &body, p.overwrite) {
                 return Err(ToolError::new(transcript_failed(
+                    &ctx.core.spills,
                     session.id(),
                     &format!("{how}; {gone}"),
                     path,
@@ -402,15 +403,17 @@ const TRANSCRIPT_IN_REPLY: usize = 256 * 1024;
 /// The error of a transcript that could not be written after the session was stopped: it
 /// says the session is gone, and where the text went instead — a file in the private
 /// runtime folder, or, when that fails too (the same full disk), this very message (whole up
-/// to [`TRANSCRIPT_IN_REPLY`], else its end). No short file is left at either place.
+/// to [`TRANSCRIPT_IN_REPLY`], else its end). No short file is left at either place. The
+/// file is one of the server's `spills`.
 fn transcript_failed(
+    spills: &termpilot_core::host::Spills,
     id: &str,
     how: &str,
     path: &std::path::Path,
     body: &[u8],
     e: &std::io::Error,
 ) -> String {
-    let kept = termpilot_core::host::create_spill("transcript").and_then(|(mut file, kept)| {
+    let kept = spills.create("transcript").and_then(|(mut file, kept)| {
         use std::io::Write;
         file.write_all(body)
             .and_then(|()| file.sync_all())

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::host::spill;
+use crate::host::Spills;
 
 /// How many output bytes a run keeps in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +122,7 @@ pub struct Captured {
     pub full_output_path: Option<PathBuf>,
     /// Bytes the spill file holds (all of `total_bytes` unless capped or a write failed).
     pub spill_bytes: u64,
-    /// The spill file reached its cap ([`spill::cap`]) and the rest of the stream was dropped.
+    /// The spill file reached its cap ([`Spills::cap`]) and the rest of the stream was dropped.
     pub spill_truncated: bool,
     /// Why the spill file is short or missing (e.g. the disk is full).
     pub spill_error: Option<String>,
@@ -189,17 +189,18 @@ pub(crate) fn lossy_prefix(bytes: &[u8]) -> String {
 }
 
 /// Reads `reader` to its end (or until `stop` fires), keeping what `budget` allows. Past the
-/// budget, the whole stream goes to a spill file, up to [`spill::cap`] bytes; after that (or
+/// budget, the whole stream goes to a spill file of `spills`, up to [`Spills::cap`] bytes; after that (or
 /// after a write error) the rest is read and counted but dropped, and the result says so.
 pub(crate) async fn capture<R: AsyncRead + Unpin>(
     mut reader: R,
     budget: Budget,
     label: &'static str,
+    spills: Arc<Spills>,
     stop: CancellationToken,
 ) -> Captured {
     let mut out = Captured::default();
     let mut spill: Option<tokio::fs::File> = None;
-    let cap = spill::cap();
+    let cap = spills.cap();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = tokio::select! {
@@ -225,7 +226,7 @@ pub(crate) async fn capture<R: AsyncRead + Unpin>(
                 drain_counting(&mut reader, &mut out, &mut buf, &stop).await;
                 return out;
             }
-            match spill::create(label) {
+            match spills.create(label) {
                 Ok((file, path)) => {
                     let mut file = tokio::fs::File::from_std(file);
                     out.full_output_path = Some(path);
@@ -315,6 +316,17 @@ async fn drain_counting<R: AsyncRead + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::capture`] with spill files of a fresh [`Spills`].
+    async fn capture<R: AsyncRead + Unpin>(
+        reader: R,
+        budget: Budget,
+        label: &'static str,
+        stop: CancellationToken,
+    ) -> Captured {
+        let spills = Arc::new(Spills::new(crate::config::DEFAULT_MAX_SPILL_BYTES));
+        super::capture(reader, budget, label, spills, stop).await
+    }
 
     #[test]
     fn shared_budget_is_split_first_come() {

@@ -6,6 +6,7 @@
 //! `sys.argv[1:]`. Output is unbuffered so a timeout still shows what was printed.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::OnceCell;
@@ -14,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::capture::OutputCap;
 use super::runner::{DEFAULT_PREVIEW_BYTES, Outcome, Spec, run};
 use crate::error::{Error, Result};
+use crate::host::Spills;
 
 /// Interpreters tried, in order.
 pub const CANDIDATES: &[&str] = if cfg!(windows) {
@@ -28,18 +30,18 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 static INTERPRETER: OnceCell<String> = OnceCell::const_new();
 
 /// The cached interpreter, found on first use. A failed search is not cached.
-pub async fn interpreter() -> Result<String> {
-    INTERPRETER.get_or_try_init(find).await.cloned()
+pub async fn interpreter(spills: &Arc<Spills>) -> Result<String> {
+    INTERPRETER.get_or_try_init(|| find(spills)).await.cloned()
 }
 
-async fn find() -> Result<String> {
+async fn find(spills: &Arc<Spills>) -> Result<String> {
     for candidate in CANDIDATES {
         let mut spec = Spec::direct(
             *candidate,
             vec!["-c".into(), "import sys; print(sys.executable)".into()],
         );
         spec.timeout = PROBE_TIMEOUT;
-        if let Ok(out) = run(spec, &CancellationToken::new()).await
+        if let Ok(out) = run(spec, spills, &CancellationToken::new()).await
             && out.exit_code == Some(0)
         {
             let exe = out.stdout.text().trim().to_string();
@@ -56,15 +58,16 @@ async fn find() -> Result<String> {
     )))
 }
 
-/// Runs `code` with `args` as `sys.argv[1:]`.
+/// Runs `code` with `args` as `sys.argv[1:]`; long output goes to spill files of `spills`.
 pub async fn run_code(
     code: &str,
     args: &[String],
     cwd: Option<PathBuf>,
     timeout: Duration,
+    spills: &Arc<Spills>,
     cancel: &CancellationToken,
 ) -> Result<(Outcome, String)> {
-    let python = interpreter().await?;
+    let python = interpreter(spills).await?;
     let mut argv = vec!["-".to_string()];
     argv.extend(args.iter().cloned());
     let mut spec = Spec::direct(python.clone(), argv);
@@ -76,5 +79,5 @@ pub async fn run_code(
         ("PYTHONUNBUFFERED".into(), "1".into()),
         ("PYTHONIOENCODING".into(), "utf-8".into()),
     ];
-    Ok((run(spec, cancel).await?, python))
+    Ok((run(spec, spills, cancel).await?, python))
 }

@@ -11,6 +11,7 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncWriteExt;
@@ -20,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::capture::{Captured, OutputCap, capture};
 use super::shell::Shell;
 use crate::error::{Error, Fault, Result};
+use crate::host::Spills;
 use crate::host::env::CHILD_ENV;
 use crate::host::marker;
 use crate::platform;
@@ -92,8 +94,9 @@ pub struct Outcome {
 }
 
 /// Runs `spec` to completion, or until its timeout or `cancel` fires (then the tree is
-/// killed). Cancellation is an error; a timeout is a normal outcome with `timed_out`.
-pub async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
+/// killed). Cancellation is an error; a timeout is a normal outcome with `timed_out`. Output
+/// past a stream's preview goes to spill files of `spills`.
+pub async fn run(spec: Spec, spills: &Arc<Spills>, cancel: &CancellationToken) -> Result<Outcome> {
     if let Some(cwd) = &spec.cwd
         && !cwd.is_dir()
     {
@@ -144,12 +147,14 @@ pub async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
         child.stdout.take().expect("piped stdout"),
         out_budget,
         "stdout",
+        spills.clone(),
         stop.clone(),
     ));
     let mut err_task = tokio::spawn(capture(
         child.stderr.take().expect("piped stderr"),
         err_budget,
         "stderr",
+        spills.clone(),
         stop.clone(),
     ));
 
@@ -380,6 +385,12 @@ mod tests {
 
     fn sh(command: &str) -> Spec {
         Spec::shell(Shell::Sh, command).unwrap()
+    }
+
+    /// [`super::run`] with spill files of a fresh [`Spills`].
+    async fn run(spec: Spec, cancel: &CancellationToken) -> Result<Outcome> {
+        let spills = Arc::new(Spills::new(crate::config::DEFAULT_MAX_SPILL_BYTES));
+        super::run(spec, &spills, cancel).await
     }
 
     #[tokio::test]

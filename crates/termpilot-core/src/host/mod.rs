@@ -19,5 +19,5 @@ pub(crate) mod undertaker;
 pub use bounded::run_bounded;
 pub use marker::{Survivor, describe as describe_survivors};
 pub use private::dir as private_dir;
-pub use spill::create as create_spill;
+pub use spill::Spills;
 pub use undertaker::start as start_undertaker;

@@ -31,16 +31,25 @@ pub async fn run(
     options: &RemoteOptions,
     job: &OneShot,
     concurrency: usize,
+    spills: &Arc<crate::host::Spills>,
     cancel: &CancellationToken,
 ) -> Vec<Result<Ran>> {
     let slots = Arc::new(Semaphore::new(concurrency.max(1)));
     let mut tasks = JoinSet::new();
     for (index, target) in targets.iter().cloned().enumerate() {
-        let (slots, options, job, cancel) =
-            (slots.clone(), options.clone(), job.clone(), cancel.clone());
+        let (slots, options, job, spills, cancel) = (
+            slots.clone(),
+            options.clone(),
+            job.clone(),
+            spills.clone(),
+            cancel.clone(),
+        );
         tasks.spawn(async move {
             let _slot = slots.acquire_owned().await;
-            (index, super::run(&target, &options, &job, &cancel).await)
+            (
+                index,
+                super::run(&target, &options, &job, &spills, &cancel).await,
+            )
         });
     }
     let mut results: Vec<Option<Result<Ran>>> = targets.iter().map(|_| None).collect();

@@ -57,6 +57,7 @@ pub async fn run(
     target: &Target,
     options: &RemoteOptions,
     job: &OneShot,
+    spills: &std::sync::Arc<crate::host::Spills>,
     cancel: &CancellationToken,
 ) -> Result<Ran> {
     let mut remote = job.command.argv()?;
@@ -72,7 +73,7 @@ pub async fn run(
     spec.stdin = job.stdin.clone();
     spec.timeout = job.timeout;
     spec.cap = job.cap;
-    let ran = crate::exec::run(spec, cancel).await;
+    let ran = crate::exec::run(spec, spills, cancel).await;
     let left = match &ran {
         Ok(out) => out.timed_out || out.stderr.text().contains(&ending::left_behind_tag(&value)),
         Err(_) => true,

@@ -231,10 +231,13 @@ impl Session {
         (lines[from..to].to_vec(), total, from, to)
     }
 
-    /// Who owns the spill files this session's calls write ([`crate::host::spill::create_owned`]):
+    /// Who owns the spill files this session's calls write ([`crate::host::spill::Owner`]):
     /// this incarnation of the session, so a restart under the same id ends them too.
-    pub(crate) fn spill_owner(&self) -> String {
-        format!("session {} pid {}", self.id, self.pid)
+    pub(crate) fn spill_owner(&self) -> crate::host::spill::Owner {
+        crate::host::spill::Owner::new(
+            self.spills.clone(),
+            format!("session {} pid {}", self.id, self.pid),
+        )
     }
 
     /// Gives the keyboard to person `who` (replacing any other person's hold).

@@ -77,9 +77,10 @@ impl Output {
 
     /// Starts capturing everything from the position now on (a `terminal_exec` begins);
     /// returns that position.
-    pub(super) fn start_capture(&mut self) -> u64 {
+    /// Its file, if the output outgrows memory, is made in `spills`.
+    pub(super) fn start_capture(&mut self, spills: std::sync::Arc<crate::host::Spills>) -> u64 {
         let from = self.log.end();
-        self.capture = Some(ExecCapture::new(from));
+        self.capture = Some(ExecCapture::new(from, spills));
         from
     }
 

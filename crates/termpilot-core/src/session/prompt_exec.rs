@@ -171,7 +171,7 @@ impl SessionCall {
         let (base, pos0, bracketed, prompt_line) = {
             let mut s = self.state();
             // Captured from this very position: nothing can slip in between.
-            let pos0 = s.output.start_capture();
+            let pos0 = s.output.start_capture(self.spills.clone());
             (
                 s.command.baseline(),
                 pos0,
@@ -252,7 +252,7 @@ impl SessionCall {
             let mut capture = s
                 .output
                 .take_capture()
-                .unwrap_or_else(|| ExecCapture::new(pos0));
+                .unwrap_or_else(|| ExecCapture::new(pos0, self.spills.clone()));
             let from = output_start(&s, &mut capture, mode, &base, pos0, echo_lines);
             let (to, exit_code) = match &end {
                 End::Done { to, exit } => (*to, *exit),

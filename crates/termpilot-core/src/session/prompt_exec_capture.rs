@@ -6,8 +6,9 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::sync::Arc;
 
-use crate::host::spill;
+use crate::host::Spills;
 
 /// Bytes kept in memory before the capture moves to a file.
 pub(super) const IN_MEMORY: usize = 8 << 20;
@@ -19,15 +20,19 @@ pub(super) struct ExecCapture {
     memory: Vec<u8>,
     file: Option<File>,
     len: u64,
+    /// Where the file is made once memory is full.
+    spills: Arc<Spills>,
 }
 
 impl ExecCapture {
-    pub(super) fn new(start: u64) -> Self {
+    /// A capture from position `start`; its file, if needed, is made in `spills`.
+    pub(super) fn new(start: u64, spills: Arc<Spills>) -> Self {
         ExecCapture {
             start,
             memory: Vec::new(),
             file: None,
             len: 0,
+            spills,
         }
     }
 
@@ -41,7 +46,7 @@ impl ExecCapture {
         }
         self.memory.extend_from_slice(chunk);
         if self.memory.len() > IN_MEMORY
-            && let Ok((_, path)) = spill::create("exec-raw")
+            && let Ok((_, path)) = self.spills.create("exec-raw")
             && let Ok(mut file) = std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
@@ -87,7 +92,8 @@ mod tests {
 
     #[test]
     fn ranges_in_memory_and_after_spilling() {
-        let mut c = ExecCapture::new(100);
+        let spills = Arc::new(Spills::new(crate::config::DEFAULT_MAX_SPILL_BYTES));
+        let mut c = ExecCapture::new(100, spills);
         c.push(b"hello ");
         c.push(b"world");
         assert_eq!(c.range(106, 111), b"world");

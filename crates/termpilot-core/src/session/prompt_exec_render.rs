@@ -41,8 +41,8 @@ struct HeadTail {
     /// The line being received in pieces ([`text::Cleaner::whole_lines`]): its first
     /// [`MAX_LINE_BYTES`] and how many bytes it has so far.
     open: Option<(String, usize)>,
-    /// Who owns the spill file ([`spill::create_owned`]): removed when it ends.
-    owner: String,
+    /// Who owns the spill file ([`spill::Owner`]): removed when it ends.
+    owner: spill::Owner,
 }
 
 /// The spill file being written.
@@ -58,7 +58,7 @@ struct Spill {
 pub(super) const MAX_LINE_BYTES: usize = 4096;
 
 impl HeadTail {
-    fn new(max_lines: usize, style: text::Style, owner: String) -> Self {
+    fn new(max_lines: usize, style: text::Style, owner: spill::Owner) -> Self {
         HeadTail {
             style,
             head_max: max_lines / 2,
@@ -80,7 +80,7 @@ impl HeadTail {
         if self.spill.is_some() || self.spill_error.is_some() {
             return;
         }
-        match spill::create_owned("exec", &self.owner) {
+        match self.owner.create("exec") {
             Ok((file, path)) => {
                 self.spill = Some(Spill {
                     writer: std::io::BufWriter::new(file),
@@ -249,7 +249,7 @@ fn cut(start: &str, bytes: usize) -> String {
 /// lines in memory (`max_lines` in all) and every line in a spill file once there are more:
 /// memory stays bounded however much a command prints. `drop_last` is a final unterminated
 /// line to leave out (the shell's next prompt). The spill file is `owner`'s
-/// ([`spill::create_owned`]).
+/// ([`spill::Owner`]).
 pub(super) fn render_bounded(
     capture: &mut ExecCapture,
     from: u64,
@@ -257,7 +257,7 @@ pub(super) fn render_bounded(
     max_lines: usize,
     style: text::Style,
     drop_last: Option<&str>,
-    owner: String,
+    owner: spill::Owner,
 ) -> Result<Rendered> {
     Ahead::new(from, max_lines, style, owner).finish(capture, to, drop_last)
 }
@@ -280,8 +280,13 @@ pub(super) struct Ahead {
 }
 
 impl Ahead {
-    /// `owner` owns the spill file, if one is needed ([`spill::create_owned`]).
-    pub(super) fn new(from: u64, max_lines: usize, style: text::Style, owner: String) -> Self {
+    /// `owner` owns the spill file, if one is needed ([`spill::Owner`]).
+    pub(super) fn new(
+        from: u64,
+        max_lines: usize,
+        style: text::Style,
+        owner: spill::Owner,
+    ) -> Self {
         Ahead {
             from,
             at: from,
@@ -334,7 +339,10 @@ mod tests {
     #[test]
     fn rendering_ahead_in_pieces_gives_what_rendering_at_the_end_gives() {
         let text: String = (1..=5000).map(|n| format!("line {n}\r\n")).collect();
-        let mut capture = ExecCapture::new(10);
+        let spills =
+            std::sync::Arc::new(spill::Spills::new(crate::config::DEFAULT_MAX_SPILL_BYTES));
+        let owner = spill::Owner::new(spills.clone(), "test".into());
+        let mut capture = ExecCapture::new(10, spills);
         capture.push(text.as_bytes());
         let to = 10 + text.len() as u64;
         let whole = render_bounded(
@@ -344,10 +352,10 @@ mod tests {
             20,
             text::Style::Terminal,
             None,
-            "test".into(),
+            owner.clone(),
         )
         .unwrap();
-        let mut ahead = Ahead::new(10, 20, text::Style::Terminal, "test".into());
+        let mut ahead = Ahead::new(10, 20, text::Style::Terminal, owner);
         for cut in [7u64, 4096, 9000, 30001] {
             let bytes = capture.range(ahead.at, 10 + cut);
             ahead.feed(&bytes);

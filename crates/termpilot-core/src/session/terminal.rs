@@ -79,6 +79,8 @@ const EXIT_RECORD_WAIT: Duration = Duration::from_secs(1);
 pub struct Session {
     pub(crate) id: String,
     pub(crate) shape: Shape,
+    /// The server's spill files: this session's `terminal_exec` outputs are made there.
+    pub(crate) spills: Arc<crate::host::Spills>,
     /// The main process (a start without one is refused).
     pub(crate) pid: i32,
     pub(crate) started: Instant,
@@ -109,8 +111,13 @@ pub struct Session {
 }
 
 impl Session {
-    /// Starts the shell (or command) of `shape` on a new PTY.
-    pub fn spawn(id: String, shape: Shape) -> Result<Arc<Session>> {
+    /// Starts the shell (or command) of `shape` on a new PTY; its spill files are made in
+    /// `spills`.
+    pub fn spawn(
+        id: String,
+        shape: Shape,
+        spills: Arc<crate::host::Spills>,
+    ) -> Result<Arc<Session>> {
         let opened = pty::open(shape.size)?;
         let mut cmd: portable_pty::CommandBuilder =
             crate::sandbox::pty_command(&shape.shell.program, &shape.env);
@@ -199,6 +206,7 @@ impl Session {
         let session = Arc::new(Session {
             id,
             shape,
+            spills,
             pid,
             started: now,
             hooked,
