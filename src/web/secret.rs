@@ -17,7 +17,7 @@ use axum::body::Body;
 use axum::extract::Path;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use termpilot_core::session::secret::SecretPrompt;
+use termpilot_core::session::SecretPrompt;
 use tokio::sync::oneshot;
 use zeroize::{Zeroize, Zeroizing};
 

@@ -21,6 +21,12 @@ pub(crate) mod shell;
 pub(crate) mod spawner;
 pub mod verdict;
 
+pub use backoff::{Backoff, delay as backoff_delay};
 pub use capture::{Captured, OutputCap};
-pub use runner::{Outcome, Spec, run};
+pub use checks::{FileCheck, user_regex};
+pub use pager::{Page, page_captured};
+pub use parse::{Parsed, parse as parse_output};
+pub use python::run_code as run_python;
+pub use runner::{DEFAULT_PREVIEW_BYTES, Outcome, RUN_MARKER, Spec, run};
 pub use shell::{Shell, ShellCommand};
+pub use verdict::{Rules, Verdict, judge, paged_ok, paged_summary};

@@ -13,4 +13,8 @@ pub mod grep;
 pub mod path;
 pub mod write;
 
-pub use encoding::Encoding;
+pub use edit::edit_at;
+pub use encoding::{Encoding, decode};
+pub use grep::{GrepOptions, GrepResult, grep};
+pub use path::resolve as resolve_path;
+pub use write::{Pin, WriteOptions, write_at};

@@ -24,7 +24,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Fault, Result};
 use crate::exec::{Outcome, OutputCap, Spec};
+pub use ending::start_failed;
 pub use failure::LinkFailure;
+pub use fleet::{
+    DEFAULT_CONCURRENCY, MAX_TARGETS, Report, exit_ok, judge as judge_fleet, run as run_fleet,
+};
 pub use script::RemoteCommand;
 pub use target::{Engine, Target};
 pub use transport::{RemoteOptions, Tty, argv as transport_argv, check_remote_bin};
