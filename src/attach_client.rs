@@ -5,7 +5,7 @@
 //! scrollback are drawn, then output flows live both ways until `Ctrl+]` detaches, the input
 //! ends, or the session ends; the terminal is restored in every case. With `--resize` the
 //! session follows this window's size. The socket protocol is described in
-//! `termpilot_core::session::socket`.
+//! the core's `session/socket.rs` (`termpilot_core::session::socket_frame`).
 
 use std::path::PathBuf;
 

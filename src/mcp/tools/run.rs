@@ -1,7 +1,7 @@
 //! One-shot command tools: `terminal_run`, `terminal_run_paged` and `run_python`.
 //!
 //! Parameters in, one call to the core's runner (`termpilot_core::exec`), results shaped out; the
-//! rules (success, parser choice, success-file check) are the core's `exec::verdict`.
+//! rules (success, parser choice, success-file check) are the core's `exec::Rules` and `exec::judge`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

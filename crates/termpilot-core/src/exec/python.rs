@@ -16,7 +16,7 @@ use super::runner::{DEFAULT_PREVIEW_BYTES, Outcome, Spec, run};
 use crate::error::{Error, Result};
 
 /// Interpreters tried, in order.
-pub const CANDIDATES: &[&str] = if cfg!(windows) {
+pub(crate) const CANDIDATES: &[&str] = if cfg!(windows) {
     &["py", "python"]
 } else {
     &["python3", "python"]
@@ -28,7 +28,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 static INTERPRETER: OnceCell<String> = OnceCell::const_new();
 
 /// The cached interpreter, found on first use. A failed search is not cached.
-pub async fn interpreter() -> Result<String> {
+pub(crate) async fn interpreter() -> Result<String> {
     INTERPRETER.get_or_try_init(find).await.cloned()
 }
 

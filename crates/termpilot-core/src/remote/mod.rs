@@ -12,8 +12,8 @@
 //! `session/remote_shell.rs`.
 
 pub mod ending;
-pub mod failure;
-pub mod fleet;
+pub(crate) mod failure;
+pub(crate) mod fleet;
 pub(crate) mod script;
 pub(crate) mod target;
 pub(crate) mod transport;
