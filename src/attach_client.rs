@@ -5,7 +5,7 @@
 //! scrollback are drawn, then output flows live both ways until `Ctrl+]` detaches, the input
 //! ends, or the session ends; the terminal is restored in every case. With `--resize` the
 //! session follows this window's size. The socket protocol is described in
-//! `termpilot_core::session::socket`.
+//! the core's `session/socket.rs` (`termpilot_core::session::socket_frame`).
 
 use std::path::PathBuf;
 
@@ -64,8 +64,8 @@ fn resolve(req: &Request) -> Result<PathBuf, String> {
     if let Some(socket) = &req.socket {
         return Ok(socket.clone());
     }
-    let dir = termpilot_core::session::socket::socket_dir();
-    let found = termpilot_core::session::socket::find(&dir, &req.id);
+    let dir = termpilot_core::session::socket_dir();
+    let found = termpilot_core::session::find_sockets(&dir, &req.id);
     match found.len() {
         0 => Err(format!(
             "No running termpilot has a session `{}` (looked in {}); use the attach command terminal_start returned, or pass --socket.",
@@ -96,7 +96,7 @@ mod unix {
     use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
     use termpilot_core::platform;
-    use termpilot_core::session::socket::{FRAME_DETACH, FRAME_INPUT, FRAME_RESIZE, frame};
+    use termpilot_core::session::{FRAME_DETACH, FRAME_INPUT, FRAME_RESIZE, socket_frame as frame};
 
     use super::*;
 

@@ -142,7 +142,7 @@ fn main() -> std::process::ExitCode {
             });
             // A shell that is not there is refused now, not replaced by the default later.
             if let Some(shell) = config.shell.as_deref()
-                && let Err(e) = termpilot_core::session::shell::resolve(Some(shell), None)
+                && let Err(e) = termpilot_core::session::resolve_shell(Some(shell), None)
             {
                 eprintln!("termpilot: --shell / TERMPILOT_SHELL: {e}");
                 return std::process::ExitCode::from(2);

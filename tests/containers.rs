@@ -509,7 +509,7 @@ fn marked_sleep(container: &Container, value: &str, seconds: &str) {
 
 #[tokio::test]
 async fn the_sweep_through_the_transport_ends_marked_processes_and_only_those() {
-    use termpilot_core::remote::{RemoteOptions, Target, ending};
+    use termpilot_core::remote::{self, RemoteOptions, Target};
     let Some(container) = Container::start("sweep") else {
         return;
     };
@@ -524,14 +524,14 @@ async fn the_sweep_through_the_transport_ends_marked_processes_and_only_those() 
     container.wait_for("sleep 1103").await;
 
     // A session's exact value: its process only.
-    let survivors = ending::end(&target, &options, "1.s7").await;
+    let survivors = remote::end_marked(&target, &options, "1.s7").await;
     assert!(survivors.is_empty(), "{survivors:?}");
     let left = container.others();
     assert!(!left.iter().any(|l| l.contains("sleep 1101")), "{left:?}");
     assert!(left.iter().any(|l| l.contains("sleep 1102")), "{left:?}");
 
     // The undertaker's sweep: every value of one server (a prefix), nothing of another.
-    let argv = ending::sweep_argv(&target, &options, "1.", true);
+    let argv = remote::sweep_argv(&target, &options, "1.", true);
     let (code, out, err) =
         termpilot_core::host::run_bounded(&argv, Duration::from_secs(60)).unwrap();
     assert_eq!(code, Some(0), "{out}{err}");

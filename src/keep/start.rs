@@ -89,7 +89,7 @@ pub async fn spawn_host(files: &Files) -> Result<(), ToolError> {
         .arg("--keep-idle")
         .arg(idle.as_secs().to_string())
         .args(&settings.policy)
-        .env_remove(termpilot_core::exec::runner::RUN_MARKER)
+        .env_remove(termpilot_core::exec::RUN_MARKER)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(log))

@@ -21,7 +21,7 @@ pub struct ToolCtx {
     pub cancel: CancellationToken,
     pub progress: Arc<dyn Progress>,
     /// Who answers a secret prompt in the agent's place (`--ask-person`, `mcp::secrets`).
-    pub person: Option<termpilot_core::session::secret::Asker>,
+    pub person: Option<termpilot_core::session::Asker>,
 }
 
 pub type BoxFuture = Pin<Box<dyn Future<Output = Result<Reply, ToolError>> + Send>>;

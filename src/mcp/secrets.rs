@@ -18,7 +18,7 @@ use rmcp::model::{CustomNotification, ElicitRequestParams, ElicitationAction, Se
 use rmcp::service::ElicitationMode;
 use rmcp::{Peer, RoleServer};
 use termpilot_core::Core;
-use termpilot_core::session::secret::{AskPerson, Asker, PersonReply, SecretPrompt};
+use termpilot_core::session::{AskPerson, Asker, PersonReply, SecretPrompt};
 use tokio::sync::oneshot;
 
 use crate::web::secret::Link;
@@ -234,10 +234,10 @@ impl AskPerson for Person {
 /// The result's sentence for what a person did, and the hint that goes with a prompt left
 /// waiting.
 pub fn said(
-    outcome: Option<&termpilot_core::session::secret::PersonOutcome>,
+    outcome: Option<&termpilot_core::session::PersonOutcome>,
     still_secret: bool,
 ) -> (Option<String>, Option<String>) {
-    use termpilot_core::session::secret::PersonOutcome as O;
+    use termpilot_core::session::PersonOutcome as O;
     if !enabled() {
         return (None, None);
     }

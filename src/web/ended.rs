@@ -16,7 +16,6 @@ use std::sync::Arc;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use termpilot_core::session::transcript;
 
 use super::Web;
 
@@ -45,7 +44,7 @@ pub async fn screen(State(web): State<Arc<Web>>, Path(seq): Path<u64>) -> Respon
         Some(ended) => bytes("application/octet-stream", ended.redraw),
         None => not_found(format!(
             "No ended session numbered {seq} is remembered (the last {} are).",
-            termpilot_core::ended::MAX_ENDED
+            termpilot_core::MAX_ENDED
         )),
     }
 }
@@ -72,7 +71,8 @@ pub async fn live_cast(State(web): State<Arc<Web>>, Path(id): Path<String>) -> R
     let Some(session) = web.core.sessions.peek(&id) else {
         return not_found(format!("No live session is called `{id}`."));
     };
-    let body = tokio::task::spawn_blocking(move || transcript::asciicast(&session)).await;
+    let body =
+        tokio::task::spawn_blocking(move || termpilot_core::session::asciicast(&session)).await;
     match body {
         Ok(body) => bytes(CAST_TYPE, body),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),

@@ -1,6 +1,6 @@
 //! The one-time page where a person answers a secret prompt (issue 35): `GET /secret/<token>`
 //! shows the program, its prompt and a password field; `POST /secret/<token>` hands what was
-//! typed to the call waiting on that prompt ([`termpilot_core::session::secret`]), which types
+//! typed to the call waiting on that prompt (the core's secret prompts, [`termpilot_core::session::SecretPrompt`]), which types
 //! it only if the same program still waits at the same prompt with echo off.
 //!
 //! A link is 256 random bits, works once, and only on the loopback listener it was made for:
@@ -17,7 +17,7 @@ use axum::body::Body;
 use axum::extract::Path;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use termpilot_core::session::secret::SecretPrompt;
+use termpilot_core::session::SecretPrompt;
 use tokio::sync::oneshot;
 use zeroize::{Zeroize, Zeroizing};
 

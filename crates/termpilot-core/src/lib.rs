@@ -28,6 +28,7 @@ pub mod system;
 
 pub use crate::config::Config;
 pub use crate::core::Core;
+pub use crate::ended::MAX_ENDED;
 pub use crate::error::{Error, Fault, Result};
 pub use crate::progress::{NoProgress, Progress};
 pub use crate::session_manager::{

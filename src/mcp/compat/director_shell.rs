@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use termpilot_core::Config;
-use termpilot_core::exec::{OutputCap, Shell, Spec, runner};
+use termpilot_core::exec::{DEFAULT_PREVIEW_BYTES, OutputCap, Shell, Spec};
 
 use super::adapt::{Adapt, rename_field};
 use super::case;
@@ -205,7 +205,7 @@ async fn shell_run(ctx: ToolCtx, p: ShellRunParams) -> Result<Value, ToolError> 
         .map(PathBuf::from)
         .or_else(|| ctx.core.config.cwd.clone());
     spec.timeout = Duration::from_millis(p.timeout_ms);
-    spec.cap = OutputCap::Each(runner::DEFAULT_PREVIEW_BYTES);
+    spec.cap = OutputCap::Each(DEFAULT_PREVIEW_BYTES);
     let out = termpilot_core::exec::run(spec, &ctx.core.spills, &ctx.cancel).await?;
     let result = ShellRunResult {
         exit_code: out.exit_code,

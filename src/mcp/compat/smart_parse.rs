@@ -1,6 +1,6 @@
 //! smart-terminal-mcp's own structured parsers and summaries, for `--compat smart-terminal`.
 //!
-//! The native parsers (`termpilot_core::exec::parse`) return a richer shape (objects for git
+//! The native parsers (`termpilot_core::exec::parse_output`) return a richer shape (objects for git
 //! status entries, `count`, `clean`, a one-line summary). A user swapping upstream for the
 //! preset relies on upstream's shapes, so the preset reads stdout with this port of upstream's
 //! `src/command-parsers.js` (v1.2.28): the same command signatures, the same keys, the same

@@ -61,7 +61,9 @@ pub async fn check_started(ctx: &ToolCtx, session: &SessionCall) -> Result<(), T
         .output_since(0, 50, false, crate::mcp::wire::read_more::read_more)
         .output;
     let _ = ctx.core.sessions.stop(session.id()).await;
-    Err(ToolError::new(
-        termpilot_core::remote::ending::start_failed(session.shape(), session.exit(), &output),
-    ))
+    Err(ToolError::new(termpilot_core::remote::start_failed(
+        session.shape(),
+        session.exit(),
+        &output,
+    )))
 }

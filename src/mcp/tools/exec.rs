@@ -12,7 +12,7 @@ use super::session_call::{lock, lock_to_type};
 use super::waits::compile;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
 use crate::mcp::reply::ToolError;
-use termpilot_core::exec::backoff;
+use termpilot_core::exec;
 
 pub fn tools() -> Vec<ToolDef> {
     vec![
@@ -227,12 +227,12 @@ pub enum Backoff {
     Fixed,
 }
 
-impl From<Backoff> for backoff::Backoff {
+impl From<Backoff> for exec::Backoff {
     fn from(b: Backoff) -> Self {
         match b {
-            Backoff::Exponential => backoff::Backoff::Exponential,
-            Backoff::Linear => backoff::Backoff::Linear,
-            Backoff::Fixed => backoff::Backoff::Fixed,
+            Backoff::Exponential => exec::Backoff::Exponential,
+            Backoff::Linear => exec::Backoff::Linear,
+            Backoff::Fixed => exec::Backoff::Fixed,
         }
     }
 }
@@ -364,7 +364,8 @@ async fn retry(ctx: ToolCtx, p: RetryParams) -> Result<RetryResult, ToolError> {
                 history,
             });
         }
-        let delay = backoff::delay(p.backoff.into(), Duration::from_millis(p.delay_ms), attempt);
+        let delay =
+            exec::backoff_delay(p.backoff.into(), Duration::from_millis(p.delay_ms), attempt);
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
             _ = ctx.cancel.cancelled() => {}

@@ -5,8 +5,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_core::files::grep::GrepOptions;
-use termpilot_core::files::{edit, encoding, path, write};
+use termpilot_core::files::{self, GrepOptions};
 
 use crate::mcp::args::yes;
 use crate::mcp::registry::{Forward, Hints, ToolCtx, ToolDef};
@@ -92,10 +91,10 @@ async fn write_file(ctx: ToolCtx, p: WriteParams) -> Result<WriteResult, ToolErr
         Some(id) => Some(ctx.core.sessions.cwd_of(id)?),
         None => None,
     };
-    let target = path::resolve(&p.path, base.as_deref())?;
+    let target = files::resolve_path(&p.path, base.as_deref())?;
     termpilot_core::sandbox::check_write(&target)?;
-    let bytes = encoding::decode(&p.content, p.encoding.into())?;
-    let opts = write::WriteOptions {
+    let bytes = files::decode(&p.content, p.encoding.into())?;
+    let opts = files::WriteOptions {
         append: p.append,
         create_dirs: p.create_dirs,
         break_links: p.break_links,
@@ -107,8 +106,8 @@ async fn write_file(ctx: ToolCtx, p: WriteParams) -> Result<WriteResult, ToolErr
         let pin = pinned
             .as_ref()
             .zip(at.as_deref())
-            .map(|(p, at)| write::Pin { at, real: p.real() });
-        write::write_at(&target, pin, &bytes, opts)
+            .map(|(p, at)| files::Pin { at, real: p.real() });
+        files::write_at(&target, pin, &bytes, opts)
     })
     .await?;
     Ok(WriteResult {
@@ -145,7 +144,7 @@ pub struct EditResult {
 }
 
 async fn edit_file(_ctx: ToolCtx, p: EditParams) -> Result<EditResult, ToolError> {
-    let target = path::resolve(&p.path, None)?;
+    let target = files::resolve_path(&p.path, None)?;
     termpilot_core::sandbox::check_write(&target)?;
     let e = blocking(move || {
         let pinned = termpilot_core::sandbox::pin_write(&target, false)?;
@@ -153,8 +152,8 @@ async fn edit_file(_ctx: ToolCtx, p: EditParams) -> Result<EditResult, ToolError
         let pin = pinned
             .as_ref()
             .zip(at.as_deref())
-            .map(|(p, at)| write::Pin { at, real: p.real() });
-        edit::edit_at(
+            .map(|(p, at)| files::Pin { at, real: p.real() });
+        files::edit_at(
             &target,
             pin,
             &p.old_text,
@@ -191,17 +190,17 @@ pub struct GrepParams {
 }
 
 async fn grep_files(ctx: ToolCtx, p: GrepParams) -> Result<GrepResult, ToolError> {
-    termpilot_core::sandbox::check_read(&path::resolve(&p.path, None)?)?;
+    termpilot_core::sandbox::check_read(&files::resolve_path(&p.path, None)?)?;
     let opts = GrepOptions {
         pattern: p.pattern,
-        path: path::resolve(&p.path, None)?,
+        path: files::resolve_path(&p.path, None)?,
         glob: p.glob,
         case_sensitive: p.case_sensitive,
         max_results: p.max_results,
         context_lines: p.context_lines,
     };
     let cancel = ctx.cancel.clone();
-    blocking(move || termpilot_core::files::grep::grep(&opts, &cancel))
+    blocking(move || files::grep(&opts, &cancel))
         .await
         .map(Into::into)
 }

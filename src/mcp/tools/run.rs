@@ -1,7 +1,7 @@
 //! One-shot command tools: `terminal_run`, `terminal_run_paged` and `run_python`.
 //!
 //! Parameters in, one call to the core's runner (`termpilot_core::exec`), results shaped out; the
-//! rules (success, parser choice, success-file check) are the core's `exec::verdict`.
+//! rules (success, parser choice, success-file check) are the core's `exec::Rules` and `exec::judge`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -10,9 +10,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use termpilot_core::exec::checks::{self, FileCheck};
-use termpilot_core::exec::verdict::{self, Rules};
-use termpilot_core::exec::{Captured, Outcome, OutputCap, Shell, Spec, pager, python};
+use termpilot_core::exec::{self, Captured, FileCheck, Outcome, OutputCap, Rules, Shell, Spec};
 use termpilot_core::sandbox;
 
 use crate::mcp::args::yes;
@@ -368,7 +366,7 @@ pub(crate) async fn run(ctx: ToolCtx, p: RunParams) -> Result<RunResult, ToolErr
                 "successFilePattern needs successFile; pass the file the pattern applies to.",
             ));
         }
-        (_, Some(re)) => Some(checks::user_regex(re)?),
+        (_, Some(re)) => Some(exec::user_regex(re)?),
         _ => None,
     };
     let dir = run_dir(&ctx, p.cwd.clone());
@@ -406,7 +404,7 @@ pub(crate) async fn run(ctx: ToolCtx, p: RunParams) -> Result<RunResult, ToolErr
         summary: p.summary,
         parse_only: p.parse_only,
     };
-    let v = verdict::judge(&p.cmd, &p.args, &out, &rules);
+    let v = exec::judge(&p.cmd, &p.args, &out, &rules);
     result.ok = v.ok;
     result.stdout.summary = v.summary;
     result.stdout.parsed = v.parsed;
@@ -454,11 +452,11 @@ async fn run_paged(ctx: ToolCtx, p: PagedParams) -> Result<PagedResult, ToolErro
 
 /// Pages `out`'s stdout into the envelope `run` (shared with the remote form).
 pub(crate) fn paged_result(p: &PagedParams, mut run: RunResult, out: &Outcome) -> PagedResult {
-    run.ok = verdict::paged_ok(out);
-    let page = pager::page_captured(&out.stdout, p.page, p.page_size);
+    run.ok = exec::paged_ok(out);
+    let page = exec::page_captured(&out.stdout, p.page, p.page_size);
     run.stdout.raw = Some(page.lines.join("\n"));
     if p.summary {
-        run.stdout.summary = verdict::paged_summary(&p.cmd, &p.args, out);
+        run.stdout.summary = exec::paged_summary(&p.cmd, &p.args, out);
     }
     PagedResult {
         run,
@@ -531,7 +529,7 @@ pub struct PythonResult {
 async fn run_python(ctx: ToolCtx, p: PythonParams) -> Result<PythonResult, ToolError> {
     let dir = run_dir(&ctx, p.cwd);
     let timeout = Duration::from_millis(p.timeout_ms);
-    let (out, exe) = python::run_code(
+    let (out, exe) = exec::run_python(
         &p.code,
         &p.args,
         dir,

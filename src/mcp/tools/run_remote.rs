@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use termpilot_core::exec::{Outcome, OutputCap, parse};
-use termpilot_core::remote::{self, OneShot, Ran, RemoteCommand, Target, fleet};
+use termpilot_core::exec::{Outcome, OutputCap, parse_output};
+use termpilot_core::remote::{self, OneShot, Ran, RemoteCommand, Target};
 
 use crate::mcp::ctx::ToolCtx;
 use crate::mcp::remote::{VIA_TERMINAL, route};
@@ -198,12 +198,12 @@ async fn one(ctx: ToolCtx, p: RunParams, host: &str) -> Result<RunResult, ToolEr
     check_remote(&p)?;
     let out = run_on(&ctx, &target, &one_shot(&p)).await?;
     let mut result = remote_envelope(&p.cmd, &p.args, p.cwd.as_deref(), &target, &out, p.timeout);
-    result.ok = !out.timed_out && fleet::exit_ok(&out, p.success_exit_code);
+    result.ok = !out.timed_out && remote::exit_ok(&out, p.success_exit_code);
     if p.parse
         && !p.shell
         && !out.timed_out
         && !out.stdout.truncated
-        && let Some(parsed) = parse::parse(&p.cmd, &p.args, &out.stdout.text())
+        && let Some(parsed) = parse_output(&p.cmd, &p.args, &out.stdout.text())
     {
         if p.summary {
             result.stdout.summary = Some(parsed.summary);
@@ -219,11 +219,11 @@ async fn one(ctx: ToolCtx, p: RunParams, host: &str) -> Result<RunResult, ToolEr
 
 /// Parses every fleet target, refusing an empty, oversized or repeating list.
 fn targets(hosts: &[String]) -> Result<Vec<Target>, ToolError> {
-    if hosts.is_empty() || hosts.len() > fleet::MAX_TARGETS {
+    if hosts.is_empty() || hosts.len() > remote::MAX_TARGETS {
         return Err(ToolError::new(format!(
             "hosts names {} targets; pass 1 to {} (split a bigger fleet into several calls).",
             hosts.len(),
-            fleet::MAX_TARGETS
+            remote::MAX_TARGETS
         )));
     }
     let mut seen = BTreeSet::new();
@@ -245,15 +245,15 @@ async fn many(ctx: ToolCtx, p: RunParams, hosts: &[String]) -> Result<FleetResul
     check_remote(&p)?;
     let job = one_shot(&p);
     job.command.argv()?;
-    let concurrency = p.concurrency.unwrap_or(fleet::DEFAULT_CONCURRENCY);
-    if !(1..=fleet::MAX_TARGETS).contains(&concurrency) {
+    let concurrency = p.concurrency.unwrap_or(remote::DEFAULT_CONCURRENCY);
+    if !(1..=remote::MAX_TARGETS).contains(&concurrency) {
         return Err(ToolError::new(format!(
             "concurrency is {concurrency}; pass 1 to {} (default {}).",
-            fleet::MAX_TARGETS,
-            fleet::DEFAULT_CONCURRENCY
+            remote::MAX_TARGETS,
+            remote::DEFAULT_CONCURRENCY
         )));
     }
-    let runs = fleet::run(
+    let runs = remote::run_fleet(
         &targets,
         &ctx.core.config.remote,
         &job,
@@ -268,7 +268,7 @@ async fn many(ctx: ToolCtx, p: RunParams, hosts: &[String]) -> Result<FleetResul
         ));
     }
 
-    let report = fleet::judge(&targets, runs, p.success_exit_code);
+    let report = remote::judge_fleet(&targets, runs, p.success_exit_code);
     let path = |p: Option<std::path::PathBuf>| p.map(|p| p.display().to_string());
     let s = report.summary;
     let summary = FleetSummary {

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use termpilot_core::session::SessionCall;
-use termpilot_core::session::secret::{MAX_ASKS, PersonOutcome};
+use termpilot_core::session::{MAX_ASKS, PersonOutcome};
 
 use crate::mcp::registry::ToolCtx;
 

@@ -7,7 +7,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use termpilot_core::session::Size;
 use termpilot_core::session::describe_exit;
-use termpilot_core::session::transcript;
 use termpilot_core::{SessionSummary, StartRequest, Stopped};
 
 use super::session_call::lock;
@@ -316,7 +315,7 @@ pub struct StopResult {
 
 async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
     if let Some(path) = &p.transcript_path {
-        transcript::check_path(path, p.overwrite)?;
+        termpilot_core::session::check_transcript_path(path, p.overwrite)?;
     }
     let (session, before) = match ctx.core.sessions.stop(&p.session_id).await? {
         Stopped::Live(session, before) => (session, before),
@@ -347,8 +346,8 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
     let gone = processes_gone(&session.survivors());
     let transcript = match &p.transcript_path {
         Some(path) => {
-            let body = transcript::render(&session, path);
-            if let Err(e) = transcript::save(path, &body, p.overwrite) {
+            let body = termpilot_core::session::render_transcript(&session, path);
+            if let Err(e) = termpilot_core::session::save_transcript(path, &body, p.overwrite) {
                 return Err(ToolError::new(transcript_failed(
                     &ctx.core.spills,
                     session.id(),
@@ -358,7 +357,7 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
                     &e,
                 )));
             }
-            if transcript::is_cast(path) {
+            if termpilot_core::session::is_cast(path) {
                 // The page replays it from there (see `termpilot_core::ended`).
                 ctx.core.sessions.ended.note_cast(&session, path.clone());
                 ctx.core.sessions.touch_list();
@@ -367,7 +366,7 @@ async fn stop(ctx: ToolCtx, p: StopParams) -> Result<StopResult, ToolError> {
             Some(Transcript {
                 path: path.display().to_string(),
                 bytes,
-                format: if transcript::is_cast(path) {
+                format: if termpilot_core::session::is_cast(path) {
                     "asciicast-v2"
                 } else {
                     "text"

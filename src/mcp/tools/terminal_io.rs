@@ -114,14 +114,14 @@ pub(super) async fn answer(
         let (Some(prompt), Some(asker)) = (&prompt, &ctx.person) else {
             break (result, prompt.is_some());
         };
-        if asks == termpilot_core::session::secret::MAX_ASKS || ctx.cancel.is_cancelled() {
+        if asks == termpilot_core::session::MAX_ASKS || ctx.cancel.is_cancelled() {
             break (result, true);
         }
         asks += 1;
         let said = session
             .ask_person(asker, prompt, &ctx.cancel, &*ctx.progress)
             .await;
-        let go_on = said == termpilot_core::session::secret::PersonOutcome::Answered;
+        let go_on = said == termpilot_core::session::PersonOutcome::Answered;
         outcome = Some(said);
         if !go_on {
             break (

@@ -194,7 +194,7 @@ async fn wait(ctx: ToolCtx, p: WaitParams) -> Result<WaitResult, ToolError> {
     };
     let person = answered
         .load(std::sync::atomic::Ordering::Relaxed)
-        .then_some(termpilot_core::session::secret::PersonOutcome::Answered);
+        .then_some(termpilot_core::session::PersonOutcome::Answered);
     let (person, _) = crate::mcp::secrets::said(person.as_ref(), false);
     let output = match p.return_mode {
         ReturnMode::MatchOnly => String::new(),

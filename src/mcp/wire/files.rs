@@ -2,7 +2,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use termpilot_core::files::{encoding, grep};
+use termpilot_core::files;
 
 /// How the `content` string is turned into bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -25,14 +25,14 @@ pub enum Encoding {
     Latin1,
 }
 
-impl From<Encoding> for encoding::Encoding {
+impl From<Encoding> for files::Encoding {
     fn from(e: Encoding) -> Self {
         match e {
-            Encoding::Utf8 => encoding::Encoding::Utf8,
-            Encoding::Ascii => encoding::Encoding::Ascii,
-            Encoding::Base64 => encoding::Encoding::Base64,
-            Encoding::Hex => encoding::Encoding::Hex,
-            Encoding::Latin1 => encoding::Encoding::Latin1,
+            Encoding::Utf8 => files::Encoding::Utf8,
+            Encoding::Ascii => files::Encoding::Ascii,
+            Encoding::Base64 => files::Encoding::Base64,
+            Encoding::Hex => files::Encoding::Hex,
+            Encoding::Latin1 => files::Encoding::Latin1,
         }
     }
 }
@@ -60,8 +60,8 @@ pub struct GrepResult {
     pub skipped_large: usize,
 }
 
-impl From<grep::GrepResult> for GrepResult {
-    fn from(r: grep::GrepResult) -> Self {
+impl From<files::GrepResult> for GrepResult {
+    fn from(r: files::GrepResult) -> Self {
         GrepResult {
             matches: r
                 .matches

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 /// The longest wait between two attempts.
-pub const MAX_DELAY: Duration = Duration::from_millis(600_000);
+pub(crate) const MAX_DELAY: Duration = Duration::from_millis(600_000);
 /// The most doublings an exponential schedule makes (2^20 × base, then the cap).
 const MAX_DOUBLINGS: u32 = 20;
 

@@ -10,7 +10,7 @@ use regex::Regex;
 use crate::error::{Error, Result};
 
 /// The most of a success file that is read for the pattern.
-pub const MAX_CHECK_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_CHECK_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What the success-file check found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub fn user_regex(pattern: &str) -> Result<Regex> {
 }
 
 /// The error for a pattern that is not a valid regex: the first line of the parser's reason.
-pub fn invalid_regex(pattern: &str, detail: &str) -> Error {
+pub(crate) fn invalid_regex(pattern: &str, detail: &str) -> Error {
     let reason = detail
         .lines()
         .map(str::trim)
@@ -42,7 +42,7 @@ pub fn invalid_regex(pattern: &str, detail: &str) -> Error {
 }
 
 /// Checks that `path` exists and, when `pattern` is given, that its text matches.
-pub fn success_file(path: &Path, pattern: Option<&Regex>) -> FileCheck {
+pub(crate) fn success_file(path: &Path, pattern: Option<&Regex>) -> FileCheck {
     let exists = path.is_file();
     let matched = match (exists, pattern) {
         (true, Some(re)) => Some(read_capped(path).is_some_and(|text| re.is_match(&text))),

@@ -9,18 +9,24 @@
 //! paging ([`pager`]), success checks ([`checks`]), `terminal_run`'s rules ([`verdict`]), Python ([`python`]) and the retry schedule ([`backoff`]).
 //! Not here: sessions (a PTY and an emulator) and detached jobs.
 
-pub mod backoff;
+pub(crate) mod backoff;
 pub(crate) mod capture;
-pub mod checks;
-pub mod pager;
-pub mod parse;
-pub mod python;
+pub(crate) mod checks;
+pub(crate) mod pager;
+pub(crate) mod parse;
+pub(crate) mod python;
 pub mod resolve;
 pub mod runner;
 pub(crate) mod shell;
 pub(crate) mod spawner;
-pub mod verdict;
+pub(crate) mod verdict;
 
+pub use backoff::{Backoff, delay as backoff_delay};
 pub use capture::{Captured, OutputCap};
-pub use runner::{Outcome, Spec, run};
+pub use checks::{FileCheck, user_regex};
+pub use pager::{Page, page_captured};
+pub use parse::{Parsed, parse as parse_output};
+pub use python::run_code as run_python;
+pub use runner::{DEFAULT_PREVIEW_BYTES, Outcome, RUN_MARKER, Spec, run};
 pub use shell::{Shell, ShellCommand};
+pub use verdict::{Rules, Verdict, judge, paged_ok, paged_summary};

@@ -20,7 +20,7 @@ pub struct Page {
 
 /// Page `page` (0-based) of `page_size` lines from `reader`. A final newline ends the last
 /// line rather than starting an empty one; `\r\n` counts as one line end.
-pub fn page_of(mut reader: impl BufRead, page: usize, page_size: usize) -> Page {
+pub(crate) fn page_of(mut reader: impl BufRead, page: usize, page_size: usize) -> Page {
     let page_size = page_size.max(1);
     let first = page.saturating_mul(page_size);
     let mut lines = Vec::new();

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::host::Spills;
 
 /// Interpreters tried, in order.
-pub const CANDIDATES: &[&str] = if cfg!(windows) {
+pub(crate) const CANDIDATES: &[&str] = if cfg!(windows) {
     &["py", "python"]
 } else {
     &["python3", "python"]
@@ -30,7 +30,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 static INTERPRETER: OnceCell<String> = OnceCell::const_new();
 
 /// The cached interpreter, found on first use. A failed search is not cached.
-pub async fn interpreter(spills: &Arc<Spills>) -> Result<String> {
+pub(crate) async fn interpreter(spills: &Arc<Spills>) -> Result<String> {
     INTERPRETER.get_or_try_init(|| find(spills)).await.cloned()
 }
 

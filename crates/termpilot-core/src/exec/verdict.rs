@@ -20,7 +20,7 @@ use super::parse;
 use super::runner::Outcome;
 
 /// Parsing reads at most this much of a spilled stream (for summaries).
-pub const MAX_PARSE_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_PARSE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What the caller asked of a run's result.
 #[derive(Debug, Clone, Default)]
@@ -60,7 +60,7 @@ pub struct Verdict {
 }
 
 /// The text of a whole stream for a parser or summary, when it is not too big.
-pub fn whole_text(stream: &Captured) -> Option<String> {
+pub(crate) fn whole_text(stream: &Captured) -> Option<String> {
     (stream.total_bytes <= MAX_PARSE_BYTES).then(|| stream.full_text())
 }
 

@@ -16,7 +16,7 @@ pub struct Edited {
 }
 
 /// The largest file `edit` reads (64 MiB).
-pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Replaces `old` with `new` in the UTF-8 file at `path`. Without `replace_all`, `old` must
 /// occur exactly once; 0 or 2+ occurrences are an error and the file is not touched.

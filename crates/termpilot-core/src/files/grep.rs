@@ -25,11 +25,11 @@ use crate::exec::checks::invalid_regex;
 use crate::files::backtrack::BacktrackMatcher;
 
 /// Directories never searched.
-pub const SKIPPED_DIRS: &[&str] = &["node_modules", ".git", "bin", "obj", "dist", "target"];
+pub(crate) const SKIPPED_DIRS: &[&str] = &["node_modules", ".git", "bin", "obj", "dist", "target"];
 /// Files larger than this are not searched.
-pub const MAX_FILE_BYTES: u64 = 5 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 5 * 1024 * 1024;
 /// A matched or context line longer than this is cut (minified files).
-pub const MAX_LINE_CHARS: usize = 1000;
+pub(crate) const MAX_LINE_CHARS: usize = 1000;
 
 /// What to look for, and where.
 #[derive(Debug, Clone)]

@@ -7,10 +7,14 @@
 //! (a session's cwd). Bad input is an error that changes nothing on disk.
 
 pub(crate) mod backtrack;
-pub mod edit;
-pub mod encoding;
-pub mod grep;
-pub mod path;
-pub mod write;
+pub(crate) mod edit;
+pub(crate) mod encoding;
+pub(crate) mod grep;
+pub(crate) mod path;
+pub(crate) mod write;
 
-pub use encoding::Encoding;
+pub use edit::{edit as edit_file, edit_at};
+pub use encoding::{Encoding, decode};
+pub use grep::{GrepOptions, GrepResult, grep};
+pub use path::resolve as resolve_path;
+pub use write::{Pin, WriteOptions, write as write_file, write_at};

@@ -13,7 +13,7 @@ pub const DEFAULT_PATHEXT: &str = ".COM;.EXE;.BAT;.CMD";
 
 /// Finds `name` (a path, or a program name searched on PATH).
 #[cfg(not(windows))]
-pub fn find(name: &str) -> Option<PathBuf> {
+pub(crate) fn find(name: &str) -> Option<PathBuf> {
     let candidate = Path::new(name);
     if candidate.components().count() > 1 || candidate.is_absolute() {
         return is_executable(candidate).then(|| candidate.to_path_buf());
@@ -26,7 +26,7 @@ pub fn find(name: &str) -> Option<PathBuf> {
 
 /// Finds `name` (a path, or a program name searched on PATH, PATHEXT honoured).
 #[cfg(windows)]
-pub fn find(name: &str) -> Option<PathBuf> {
+pub(crate) fn find(name: &str) -> Option<PathBuf> {
     let path_var = std::env::var("PATH").unwrap_or_default();
     let pathext = std::env::var("PATHEXT").unwrap_or_else(|_| DEFAULT_PATHEXT.to_string());
     search(name, &path_var, &pathext, |p| p.is_file())

@@ -31,7 +31,7 @@ use crate::host::bounded::{SWEEP_LIMIT, run_bounded};
 use crate::host::marker::{MARKER, Survivor};
 
 /// Whether processes started on `target` outlive the local transport, so they need a sweep.
-pub fn reaches_inside(target: &Target) -> bool {
+pub(crate) fn reaches_inside(target: &Target) -> bool {
     !target.is_ssh()
 }
 
@@ -54,7 +54,7 @@ fn pattern(value: &str, prefix: bool) -> String {
 
 /// The `sh` program that kills every living process in the target carrying the marker and
 /// prints `survivor PID COMMAND` for each one still there after about two seconds.
-pub fn sweep_script(value: &str, prefix: bool) -> String {
+pub(crate) fn sweep_script(value: &str, prefix: bool) -> String {
     sweep(
         value,
         prefix,
@@ -90,7 +90,7 @@ done"#,
 }
 
 /// What a one-shot's in-exec sweep writes to stderr for a process it could not end.
-pub fn left_behind_tag(value: &str) -> String {
+pub(crate) fn left_behind_tag(value: &str) -> String {
     format!("left behind by {MARKER}={value}")
 }
 
@@ -112,7 +112,7 @@ pub fn sweep_argv(
 /// Wraps a one-shot's `sh -c SCRIPT` so that the script runs carrying the marker and, when
 /// it ends by itself, what it left in the background is swept in the same exec; the
 /// script's exit status is kept.
-pub fn marked_run(script: &str, value: &str) -> Vec<String> {
+pub(crate) fn marked_run(script: &str, value: &str) -> Vec<String> {
     let outer = format!(
         "{MARKER}={value} sh -c {}\n__tp_rc=$?\n{}\nexit $__tp_rc",
         super::script::quote(script),
@@ -131,7 +131,7 @@ pub fn marked_run(script: &str, value: &str) -> Vec<String> {
 
 /// Ends what carries `value` in `target` (blocking, at most [`SWEEP_LIMIT`]): nothing when
 /// everything ended or the target is gone, else what still runs or what could not be checked.
-pub fn end_blocking(target: &Target, options: &RemoteOptions, value: &str) -> Vec<Survivor> {
+pub(crate) fn end_blocking(target: &Target, options: &RemoteOptions, value: &str) -> Vec<Survivor> {
     if !reaches_inside(target) {
         return Vec::new();
     }
@@ -228,7 +228,7 @@ fn parse_survivors(target: &Target, stdout: &str) -> Vec<Survivor> {
 
 /// Tells the undertaker how to sweep `target` for everything this server started there,
 /// should the server die without doing it itself. Once per target and transport.
-pub fn remember_for_undertaker(target: &Target, options: &RemoteOptions) {
+pub(crate) fn remember_for_undertaker(target: &Target, options: &RemoteOptions) {
     if !reaches_inside(target) {
         return;
     }

@@ -69,7 +69,11 @@ impl LinkFailure {
 }
 
 /// The link failure an exit status and stderr show, if they show one.
-pub fn classify(target: &Target, exit_code: Option<i32>, stderr: &str) -> Option<LinkFailure> {
+pub(crate) fn classify(
+    target: &Target,
+    exit_code: Option<i32>,
+    stderr: &str,
+) -> Option<LinkFailure> {
     match target {
         Target::Ssh { .. } => classify_ssh(exit_code, stderr),
         Target::Container { .. } => classify_engine(exit_code, stderr),

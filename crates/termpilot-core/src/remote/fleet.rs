@@ -65,7 +65,7 @@ pub async fn run(
 }
 
 /// Indices of equal keys, grouped in the order each key first appears.
-pub fn group<K: Eq + Hash + Clone>(keys: &[K]) -> Vec<(K, Vec<usize>)> {
+pub(crate) fn group<K: Eq + Hash + Clone>(keys: &[K]) -> Vec<(K, Vec<usize>)> {
     let mut groups: Vec<(K, Vec<usize>)> = Vec::new();
     let mut seen: HashMap<K, usize> = HashMap::new();
     for (i, key) in keys.iter().enumerate() {

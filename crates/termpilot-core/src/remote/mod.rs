@@ -11,9 +11,9 @@
 //! transport on a local PTY, hooks delivered in band) is a session's business:
 //! `session/remote_shell.rs`.
 
-pub mod ending;
-pub mod failure;
-pub mod fleet;
+pub(crate) mod ending;
+pub(crate) mod failure;
+pub(crate) mod fleet;
 pub(crate) mod script;
 pub(crate) mod target;
 pub(crate) mod transport;
@@ -24,7 +24,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Fault, Result};
 use crate::exec::{Outcome, OutputCap, Spec};
+pub use ending::{end as end_marked, start_failed, sweep_argv};
 pub use failure::LinkFailure;
+pub use fleet::{
+    DEFAULT_CONCURRENCY, MAX_TARGETS, Report, exit_ok, judge as judge_fleet, run as run_fleet,
+};
 pub use script::RemoteCommand;
 pub use target::{Engine, Target};
 pub use transport::{RemoteOptions, Tty, argv as transport_argv, check_remote_bin};

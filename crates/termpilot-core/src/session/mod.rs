@@ -61,13 +61,13 @@ mod replies;
 mod scan;
 mod screen;
 mod scrollback;
-pub mod secret;
-pub mod shell;
-pub mod socket;
+pub(crate) mod secret;
+pub(crate) mod shell;
+pub(crate) mod socket;
 mod state;
 mod terminal;
 mod text;
-pub mod transcript;
+pub(crate) mod transcript;
 mod wait;
 mod waiter;
 mod watch;
@@ -85,9 +85,18 @@ pub use program_ready::ProgramReady;
 pub use prompt_exec::{ExecOutcome, ExecRequest};
 pub use remote_shell::RemoteShell;
 pub use screen::{NoHighlights, ScreenOptions, ScreenText};
-pub use socket::Viewer;
+pub use secret::{AskPerson, Asker, MAX_ASKS, PersonOutcome, PersonReply, SecretPrompt};
+pub use shell::resolve as resolve_shell;
+pub use socket::{
+    FRAME_DETACH, FRAME_INPUT, FRAME_RESIZE, Viewer, find as find_sockets, frame as socket_frame,
+    socket_dir,
+};
 pub use terminal::{Exit, LastLook, Session, Shape, Status, describe_exit};
 pub use text::{LineHistory, Style};
+pub use transcript::{
+    asciicast, check_path as check_transcript_path, is_cast, render as render_transcript,
+    save as save_transcript,
+};
 pub use wait::{On, Reason, Until, WaitOutcome};
 pub use watch::{Trigger, WatchOutcome, WatchReason};
 

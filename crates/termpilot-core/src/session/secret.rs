@@ -195,6 +195,6 @@ impl SessionCall {
 
 /// A secret prompt's moment: when it was first seen, for the call's deadline (the time a
 /// person took is not the command's).
-pub fn extend(deadline: Instant, asked_at: Instant) -> Instant {
+pub(crate) fn extend(deadline: Instant, asked_at: Instant) -> Instant {
     deadline + asked_at.elapsed()
 }

@@ -91,7 +91,7 @@ impl SessionShell {
     }
 }
 
-pub use crate::host::path::find;
+pub(crate) use crate::host::path::find;
 
 /// Picks the shell for a new session.
 pub fn resolve(explicit: Option<&str>, configured: Option<&str>) -> Result<SessionShell> {

@@ -39,11 +39,11 @@ use super::redraw::redraw;
 use super::terminal::Session;
 
 /// Output chunks queued for one client before it is dropped as too slow.
-pub const CLIENT_QUEUE: usize = 256;
+pub(crate) const CLIENT_QUEUE: usize = 256;
 /// How long a write to a client may block before the client is dropped.
-pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Most people attached to one session at once.
-pub const MAX_CLIENTS: usize = 16;
+pub(crate) const MAX_CLIENTS: usize = 16;
 /// Frame kinds, client → server.
 pub const FRAME_INPUT: u8 = b'i';
 pub const FRAME_RESIZE: u8 = b'r';
@@ -67,7 +67,7 @@ impl Drop for Client {
 /// The clients attached to one session. Lives in the session's state, so output reaches
 /// them in order, under the same lock that feeds the emulator.
 #[derive(Default)]
-pub struct Clients {
+pub(crate) struct Clients {
     next_id: u64,
     list: Vec<Client>,
 }
@@ -75,7 +75,7 @@ pub struct Clients {
 impl Clients {
     /// Queues an output chunk for every client; a client whose queue is full or gone is
     /// dropped. Never blocks.
-    pub fn broadcast(&mut self, chunk: &[u8]) {
+    pub(crate) fn broadcast(&mut self, chunk: &[u8]) {
         if self.list.is_empty() {
             return;
         }
@@ -90,11 +90,11 @@ impl Clients {
     }
 
     /// Disconnects every client (the session ended).
-    pub fn end(&mut self) {
+    pub(crate) fn end(&mut self) {
         self.list.clear();
     }
 
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.list.len()
     }
 
@@ -153,7 +153,7 @@ pub fn find(dir: &Path, id: &str) -> Vec<(i32, PathBuf)> {
 }
 
 /// The command line a person runs to join session `id` through `socket`.
-pub fn command_line(id: &str, socket: &Path) -> String {
+pub(crate) fn command_line(id: &str, socket: &Path) -> String {
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "termpilot".into());
@@ -175,7 +175,7 @@ pub fn command_line(id: &str, socket: &Path) -> String {
 }
 
 /// A session's listening socket; closing (or dropping) it removes the socket file.
-pub struct AttachSocket {
+pub(crate) struct AttachSocket {
     path: PathBuf,
     #[cfg(unix)]
     inode: u64,
@@ -191,13 +191,13 @@ impl AttachSocket {
         (!self.closed.load(Ordering::SeqCst)).then(|| self.path())
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Stops accepting and removes the socket file (if it is still this listener's).
     /// Clients already attached stay until the session ends. Idempotent.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         if self.closed.swap(true, Ordering::SeqCst) {
             return;
         }
@@ -268,7 +268,7 @@ pub(super) fn view(session: &Arc<Session>) -> Viewer {
 
 /// Opens the attach socket of `session`. A failure is logged, not fatal: the session works
 /// without it.
-pub fn listen(session: &Arc<Session>) {
+pub(crate) fn listen(session: &Arc<Session>) {
     #[cfg(unix)]
     match unix::open(session) {
         Ok(listener) => {

@@ -23,10 +23,10 @@ pub struct Parsed {
 }
 
 /// The hint for a large output of a command that could have a parser but has none.
-pub const HINT: &str = "Structured parser unavailable for this command signature. If you need this often, propose one.";
+pub(crate) const HINT: &str = "Structured parser unavailable for this command signature. If you need this often, propose one.";
 
 /// Raw stdout at least this long earns the [`HINT`].
-pub const HINT_MIN_BYTES: usize = 2048;
+pub(crate) const HINT_MIN_BYTES: usize = 2048;
 
 /// The program's bare name: no directory, no `.exe`, lower case.
 fn program_name(cmd: &str) -> String {
@@ -63,7 +63,7 @@ pub fn parse(cmd: &str, args: &[String], stdout: &str) -> Option<Parsed> {
 
 /// Whether a command with no parser earns the [`HINT`]: git, where and which only, after a
 /// success with a large output.
-pub fn wants_hint(cmd: &str, succeeded: bool, stdout_len: usize) -> bool {
+pub(crate) fn wants_hint(cmd: &str, succeeded: bool, stdout_len: usize) -> bool {
     matches!(program_name(cmd).as_str(), "git" | "where" | "which")
         && succeeded
         && stdout_len >= HINT_MIN_BYTES
