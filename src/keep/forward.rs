@@ -110,23 +110,5 @@ pub fn reply_of(result: CallToolResult) -> Result<Reply, ToolError> {
     if result.is_error == Some(true) {
         return Err(ToolError::new(text_of(&result)));
     }
-    let value = match &result.structured_content {
-        Some(v) => v.clone(),
-        None => {
-            let text = text_of(&result);
-            serde_json::from_str(&text).unwrap_or(Value::String(text))
-        }
-    };
-    let images = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_image())
-        .filter_map(|i| {
-            use base64::Engine;
-            base64::engine::general_purpose::STANDARD
-                .decode(&i.data)
-                .ok()
-        })
-        .collect();
-    Ok(Reply { value, images })
+    Ok(crate::mcp::reply::forwarded(&result))
 }

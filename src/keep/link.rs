@@ -21,12 +21,8 @@ use crate::mcp::reply::ToolError;
 
 /// Longest wait for the host's handshake.
 const HANDSHAKE_MAX: Duration = Duration::from_secs(10);
-/// Added to a call's own `timeout`.
-const CALL_MARGIN: Duration = Duration::from_secs(15);
 /// How long a server waits for a host another server is starting.
 const BUSY_MAX: Duration = Duration::from_secs(5);
-/// The bound of a call that names no `timeout`.
-const CALL_DEFAULT: Duration = Duration::from_secs(120);
 
 /// Why no link could be made.
 #[derive(Debug)]
@@ -155,11 +151,7 @@ impl KeepLink {
         args: JsonObject,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, ToolError> {
-        let bound = ["timeout", "timeoutMs", "timeout_ms"]
-            .iter()
-            .find_map(|k| args.get(*k).and_then(|t| t.as_u64()))
-            .map(|ms| Duration::from_millis(ms) + CALL_MARGIN)
-            .unwrap_or(CALL_DEFAULT);
+        let bound = crate::mcp::ctx::forward_bound(&args);
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(args);
         tokio::select! {
             r = self.peer.call_tool(params) => r.map_err(|e| {

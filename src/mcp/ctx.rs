@@ -6,7 +6,9 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
+use rmcp::model::JsonObject;
 use termpilot_core::Core;
 use termpilot_core::Progress;
 use tokio_util::sync::CancellationToken;
@@ -56,4 +58,19 @@ impl Forward {
     pub fn has_plain_way(self) -> bool {
         matches!(self, Forward::Plain | Forward::Start)
     }
+}
+
+/// Added to a forwarded call's own `timeout` before its link is given up on for that call.
+const FORWARD_MARGIN: Duration = Duration::from_secs(15);
+/// The bound of a forwarded call that names no `timeout`.
+const FORWARD_DEFAULT: Duration = Duration::from_secs(120);
+
+/// How long a call forwarded with `args` may take on the other side (a remote termpilot, the
+/// session host): its own `timeout` (under any preset's name) plus a margin, else a default.
+pub fn forward_bound(args: &JsonObject) -> Duration {
+    ["timeout", "timeoutMs", "timeout_ms"]
+        .iter()
+        .find_map(|k| args.get(*k).and_then(|t| t.as_u64()))
+        .map(|ms| Duration::from_millis(ms) + FORWARD_MARGIN)
+        .unwrap_or(FORWARD_DEFAULT)
 }

@@ -119,3 +119,26 @@ pub fn text_of(result: &CallToolResult) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// A successful result from the other side of a link (a remote termpilot, the session host)
+/// as a reply: its structured content (or its text, parsed when it is JSON) and its images.
+pub fn forwarded(result: &CallToolResult) -> Reply {
+    let value = match &result.structured_content {
+        Some(v) => v.clone(),
+        None => {
+            let text = text_of(result);
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        }
+    };
+    let images = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_image())
+        .filter_map(|i| {
+            base64::engine::general_purpose::STANDARD
+                .decode(&i.data)
+                .ok()
+        })
+        .collect();
+    Reply { value, images }
+}

@@ -12,7 +12,6 @@
 //! ([`Forward::has_plain_way`]: their own handler runs); the others are refused with a
 //! sentence saying what the tool needs there.
 
-use base64::Engine;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 use termpilot_core::remote::Target;
@@ -244,28 +243,12 @@ pub fn reply_of(link: &Link, result: CallToolResult) -> Result<Reply, ToolError>
         }
         return Err(ToolError::new(message));
     }
-    let mut value = match &result.structured_content {
-        Some(v) => v.clone(),
-        None => {
-            let text = text_of(&result);
-            serde_json::from_str(&text).unwrap_or(Value::String(text))
-        }
-    };
-    localize(&mut value, link.generation);
-    if let Some(obj) = value.as_object_mut() {
+    let mut reply = crate::mcp::reply::forwarded(&result);
+    localize(&mut reply.value, link.generation);
+    if let Some(obj) = reply.value.as_object_mut() {
         decorate(obj, &link.target);
     }
-    let images = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_image())
-        .filter_map(|i| {
-            base64::engine::general_purpose::STANDARD
-                .decode(&i.data)
-                .ok()
-        })
-        .collect();
-    Ok(Reply { value, images })
+    Ok(reply)
 }
 
 /// `host` and `via: "termpilot"` on a result object.

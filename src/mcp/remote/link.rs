@@ -24,10 +24,6 @@ use crate::mcp::reply::ToolError;
 /// Longest wait for the remote termpilot's handshake: ssh's connect timeout, a login, a
 /// cold start on a loaded machine.
 const HANDSHAKE_MAX: Duration = Duration::from_secs(30);
-/// Added to a call's own `timeout` before the link is given up on for that call.
-const CALL_MARGIN: Duration = Duration::from_secs(15);
-/// The bound of a call that names no `timeout`.
-const CALL_DEFAULT: Duration = Duration::from_secs(120);
 /// Lines of the transport's stderr kept for error messages.
 const STDERR_LINES: usize = 8;
 
@@ -142,11 +138,7 @@ impl Link {
         args: JsonObject,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, ToolError> {
-        let bound = ["timeout", "timeoutMs", "timeout_ms"]
-            .iter()
-            .find_map(|k| args.get(*k).and_then(|t| t.as_u64()))
-            .map(|ms| Duration::from_millis(ms) + CALL_MARGIN)
-            .unwrap_or(CALL_DEFAULT);
+        let bound = crate::mcp::ctx::forward_bound(&args);
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(args);
         let target = &self.target;
         tokio::select! {
