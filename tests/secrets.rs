@@ -501,6 +501,150 @@ async fn a_wait_that_meets_a_secret_prompt_is_answered_by_a_person() {
     browser.close().await;
 }
 
+/// A secret prompt met during `terminal_watch` goes to a person; the watch goes on to its
+/// trigger. A decline ends the watch with reason `secretPrompt` and the hint.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_that_meets_a_secret_prompt_is_answered_by_a_person() {
+    let Some(mut browser) = Browser::launch().await else {
+        return;
+    };
+    let mut setup = Setup::start(&[]).await;
+    let id = setup.session().await;
+    let asks = "sleep 0.3; read -s -p 'Password: ' p; echo; printf '%s' \"$p\" | sha256sum\r";
+    ok(call(
+        &setup.client,
+        "terminal_write",
+        json!({"sessionId": id, "returnOutput": "none", "data": asks}),
+    )
+    .await);
+    let watch = setup.background(
+        "terminal_watch",
+        json!({"sessionId": id, "timeout": 30000,
+               "triggers": [{"id": "hash", "pattern": "[0-9a-f]{64}"}]}),
+    );
+    let asked = setup.next_ask().await;
+    assert!(asked.message.contains("Password:"), "{}", asked.message);
+    let (status, sentence) = answer_on_page(&mut browser, &asked.url, SECRET).await;
+    assert_eq!(status, 200, "{sentence}");
+    let _ = asked.answer.send(ElicitationAction::Accept);
+    let value = ok(watch.await.unwrap());
+    assert_eq!(value["reason"], "trigger", "{value}");
+    assert!(
+        value["matchedLine"]
+            .as_str()
+            .unwrap()
+            .contains(&sha256_of_secret()),
+        "{value}"
+    );
+    assert!(
+        value["person"]
+            .as_str()
+            .unwrap()
+            .contains("A person answered"),
+        "{value}"
+    );
+    assert!(!value.to_string().contains(SECRET));
+    // Declined: the watch ends at once, saying so; nothing was typed.
+    ok(call(
+        &setup.client,
+        "terminal_write",
+        json!({"sessionId": id, "returnOutput": "none", "data": "sleep 0.3; read -s -p 'PIN: ' p; echo got:$p\r"}),
+    )
+    .await);
+    let watch = setup.background(
+        "terminal_watch",
+        json!({"sessionId": id, "timeout": 30000, "triggers": [{"id": "got", "pattern": "^got:"}]}),
+    );
+    let asked = setup.next_ask().await;
+    assert!(asked.message.contains("PIN:"), "{}", asked.message);
+    let _ = asked.answer.send(ElicitationAction::Decline);
+    let value = ok(watch.await.unwrap());
+    assert_eq!(value["reason"], "secretPrompt", "{value}");
+    assert_eq!(value["secretPrompt"], true, "{value}");
+    assert!(
+        value["person"].as_str().unwrap().contains("declined"),
+        "{value}"
+    );
+    assert!(
+        value["hint"]
+            .as_str()
+            .unwrap()
+            .contains("do not ask for the secret"),
+        "{value}"
+    );
+    assert!(!got_past(&setup_screen(&setup, &id).await));
+    assert!(!setup.log().contains(SECRET));
+    browser.close().await;
+}
+
+/// A secret prompt met during a batch's `wait` goes to a person; the wait goes on to its
+/// pattern and the batch completes. A decline fails that wait, and the batch's end does not
+/// ask again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_wait_that_meets_a_secret_prompt_is_answered_by_a_person() {
+    let Some(mut browser) = Browser::launch().await else {
+        return;
+    };
+    let mut setup = Setup::start(&[]).await;
+    let id = setup.session().await;
+    let asks = "read -s -p 'Password: ' p; echo; printf '%s' \"$p\" | sha256sum\r";
+    let batch = setup.background(
+        "terminal_extra",
+        json!({"tool": "terminal_batch", "args": {"sessionId": id, "actions": [
+            {"type": "type", "text": asks},
+            {"type": "wait", "pattern": "[0-9a-f]{64}", "timeout": 30000},
+            {"type": "type", "text": "echo after-the-wait\r"}
+        ]}}),
+    );
+    let asked = setup.next_ask().await;
+    assert!(asked.message.contains("Password:"), "{}", asked.message);
+    let (status, sentence) = answer_on_page(&mut browser, &asked.url, SECRET).await;
+    assert_eq!(status, 200, "{sentence}");
+    let _ = asked.answer.send(ElicitationAction::Accept);
+    let result = batch.await.unwrap();
+    let value = ok(result.clone());
+    assert_eq!(value["ok"], true, "{value}");
+    assert_eq!(value["completed"], 3, "{value}");
+    let screen = value["screen"]["text"].as_str().unwrap();
+    assert!(screen.contains(&sha256_of_secret()), "{value}");
+    assert!(
+        value["person"]
+            .as_str()
+            .unwrap()
+            .contains("A person answered"),
+        "{value}"
+    );
+    assert!(!text(&result).contains(SECRET));
+    // Declined during the wait: the wait fails, the rest is not sent, nobody is asked twice.
+    let batch = setup.background(
+        "terminal_extra",
+        json!({"tool": "terminal_batch", "args": {"sessionId": id, "actions": [
+            {"type": "type", "text": "read -s -p 'PIN: ' p; echo got:$p\r"},
+            {"type": "wait", "ms": 20000},
+            {"type": "type", "text": "never-typed\r"}
+        ]}}),
+    );
+    let asked = setup.next_ask().await;
+    assert!(asked.message.contains("PIN:"), "{}", asked.message);
+    let _ = asked.answer.send(ElicitationAction::Decline);
+    let value = ok(batch.await.unwrap());
+    assert_eq!(value["ok"], false, "{value}");
+    assert_eq!(value["failedAction"], 2, "{value}");
+    assert!(
+        value["error"].as_str().unwrap().contains("secret prompt"),
+        "{value}"
+    );
+    assert_eq!(value["secretPrompt"], true, "{value}");
+    assert!(
+        value["person"].as_str().unwrap().contains("declined"),
+        "{value}"
+    );
+    assert!(setup.asked.try_recv().is_err(), "asked once");
+    assert!(!got_past(&setup_screen(&setup, &id).await));
+    assert!(!setup.log().contains(SECRET));
+    browser.close().await;
+}
+
 /// The answered flow for `command`, checked whole: the hash in the output, the complete
 /// notification, the replay and foreign Origin refused, the secret nowhere.
 async fn answered(command: &str, program: &str, prompt: &str) {

@@ -384,8 +384,30 @@ async fn batch_call(ctx: ToolCtx, p: BatchParams) -> Result<BatchResult, ToolErr
     }
     let session = lock_to_type(&ctx, &p.session_id).await?;
     let position = session.position();
-    let outcome = session.run_batch(&actions, &ctx.cancel).await?;
-    let after = answer(&ctx, &session, position, ReturnOutput::Screen).await;
+    let person = termpilot_core::session::BatchPerson {
+        asker: ctx.person.as_ref(),
+        progress: &*ctx.progress,
+    };
+    let outcome = session.run_batch(&actions, &ctx.cancel, person).await?;
+    // A person who did not answer a prompt met during a wait is not asked again at the end.
+    let unanswered = outcome
+        .person
+        .as_ref()
+        .filter(|o| **o != termpilot_core::session::PersonOutcome::Answered);
+    let mut after = match unanswered {
+        Some(_) => {
+            let mut quiet = ctx.clone();
+            quiet.person = None;
+            answer(&quiet, &session, position, ReturnOutput::Screen).await
+        }
+        None => answer(&ctx, &session, position, ReturnOutput::Screen).await,
+    };
+    if after.person.is_none() && outcome.person.is_some() {
+        let secret = after.secret_prompt.unwrap_or(false);
+        let (person, hint) = crate::mcp::secrets::said(outcome.person.as_ref(), secret);
+        after.person = person;
+        after.hint = hint.or(after.hint);
+    }
     let (failed_action, error) = match outcome.failure {
         Some((n, why)) => (
             Some(n),

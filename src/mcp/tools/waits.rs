@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 use termpilot_core::session::{On, Reason, Until};
 use termpilot_core::session::{Trigger, WatchReason};
 
+use std::sync::atomic::AtomicUsize;
+
+use super::secret_watch::said_after;
 use super::session_call::lock;
 use crate::mcp::args::yes;
 use crate::mcp::registry::{Hints, ToolCtx, ToolDef};
@@ -114,7 +117,7 @@ pub struct WaitResult {
     pub matched: bool,
     pub timed_out: bool,
     pub position: u64,
-    /// pattern, exit, quiet, timeout or cancelled.
+    /// pattern, exit, quiet, timeout, cancelled or secretPrompt.
     pub reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_text: Option<String>,
@@ -160,7 +163,7 @@ async fn wait(ctx: ToolCtx, p: WaitParams) -> Result<WaitResult, ToolError> {
     let since = p.since.unwrap_or_else(|| session.wait_start());
     // A secret prompt met while waiting goes to a person (`mcp::secrets`); an answer lets
     // the wait go on, anything else ends it.
-    let answered = std::sync::atomic::AtomicBool::new(false);
+    let answered = AtomicUsize::new(0);
     let waited = tokio::select! {
         outcome = session.wait(
             &until,
@@ -174,8 +177,7 @@ async fn wait(ctx: ToolCtx, p: WaitParams) -> Result<WaitResult, ToolError> {
     let outcome = match waited {
         Ok(outcome) => outcome,
         Err(said) => {
-            let secret = session.secret_prompt().is_some();
-            let (person, hint) = crate::mcp::secrets::said(Some(&said), secret);
+            let (secret_prompt, person, hint) = said_after(&session, Some(&said), &answered);
             let read = session.output_since(since.min(start), 2000, false, read_more);
             return Ok(WaitResult {
                 output: read.output,
@@ -186,16 +188,13 @@ async fn wait(ctx: ToolCtx, p: WaitParams) -> Result<WaitResult, ToolError> {
                 matched_text: None,
                 matched_line: None,
                 exit_code: None,
-                secret_prompt: secret.then_some(true),
+                secret_prompt,
                 person,
                 hint,
             });
         }
     };
-    let person = answered
-        .load(std::sync::atomic::Ordering::Relaxed)
-        .then_some(termpilot_core::session::PersonOutcome::Answered);
-    let (person, _) = crate::mcp::secrets::said(person.as_ref(), false);
+    let (_, person, _) = said_after(&session, None, &answered);
     let output = match p.return_mode {
         ReturnMode::MatchOnly => String::new(),
         ReturnMode::Full => {
@@ -278,7 +277,7 @@ fn three() -> usize {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WatchResult {
-    /// trigger, quiet, timeout, exit or cancelled.
+    /// trigger, quiet, timeout, exit, cancelled or secretPrompt.
     pub reason: String,
     pub timed_out: bool,
     pub position: u64,
@@ -288,6 +287,14 @@ pub struct WatchResult {
     pub matched_line: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub context: Vec<String>,
+    /// The program waits at a secret prompt (echo off) a person did not answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret_prompt: Option<bool>,
+    /// What a person did about a secret prompt (URL elicitation), in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 async fn watch(ctx: ToolCtx, p: WatchParams) -> Result<WatchResult, ToolError> {
@@ -311,8 +318,10 @@ async fn watch(ctx: ToolCtx, p: WatchParams) -> Result<WatchResult, ToolError> {
         });
     }
     let session = lock(&ctx, &p.session_id).await?;
-    let outcome = session
-        .watch(
+    // A secret prompt met while watching goes to a person, as in `terminal_wait`.
+    let answered = AtomicUsize::new(0);
+    let watched = tokio::select! {
+        outcome = session.watch(
             &triggers,
             p.quiet_exit_ms.map(Duration::from_millis),
             p.since,
@@ -320,8 +329,27 @@ async fn watch(ctx: ToolCtx, p: WatchParams) -> Result<WatchResult, ToolError> {
             p.context_lines,
             &ctx.cancel,
             &*ctx.progress,
-        )
-        .await;
+        ) => Ok(outcome),
+        said = super::secret_watch::person_answers(&ctx, &session, &answered) => Err(said),
+    };
+    let outcome = match watched {
+        Ok(outcome) => outcome,
+        Err(said) => {
+            let (secret_prompt, person, hint) = said_after(&session, Some(&said), &answered);
+            return Ok(WatchResult {
+                reason: "secretPrompt".into(),
+                timed_out: false,
+                position: session.position(),
+                trigger_id: None,
+                matched_line: None,
+                context: Vec::new(),
+                secret_prompt,
+                person,
+                hint,
+            });
+        }
+    };
+    let (_, person, _) = said_after(&session, None, &answered);
     Ok(WatchResult {
         reason: outcome.reason.as_str().into(),
         timed_out: outcome.reason == WatchReason::Timeout,
@@ -329,5 +357,8 @@ async fn watch(ctx: ToolCtx, p: WatchParams) -> Result<WatchResult, ToolError> {
         trigger_id: outcome.trigger_id,
         matched_line: outcome.matched_line,
         context: outcome.context,
+        secret_prompt: None,
+        person,
+        hint: None,
     })
 }

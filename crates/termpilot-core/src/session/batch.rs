@@ -7,7 +7,9 @@
 //! and Ctrl+D) is noticed there and nothing is typed into the ended session; a `wait` action
 //! is how an agent lets a program react further. The first failure stops the batch, and the
 //! outcome says how many actions were done and which one failed and why, since the earlier
-//! ones took effect.
+//! ones took effect. A secret prompt met during a `wait` goes to a person (when the call
+//! carries an [`Asker`]), as in `terminal_wait`: an answer lets the wait go on, anything else
+//! fails it.
 
 use std::time::Duration;
 
@@ -17,10 +19,11 @@ use tokio_util::sync::CancellationToken;
 use super::call::SessionCall;
 use super::keys;
 use super::mouse::Direction;
+use super::secret::{Asker, PersonOutcome};
 use super::terminal::describe_exit;
 use super::wait::{On, Reason, Until};
 use crate::error::{Error, Fault, Result};
-use crate::progress::NoProgress;
+use crate::progress::{NoProgress, Progress};
 
 /// The most actions one batch may hold.
 pub const MAX_ACTIONS: usize = 50;
@@ -102,6 +105,14 @@ pub struct BatchOutcome {
     pub completed: usize,
     /// The 1-based number of the action that failed, and why.
     pub failure: Option<(usize, String)>,
+    /// What a person did about a secret prompt met during a `wait` (the last thing).
+    pub person: Option<PersonOutcome>,
+}
+
+/// Who answers secret prompts met during a batch's waits, and how the wait reports.
+pub struct BatchPerson<'a> {
+    pub asker: Option<&'a Asker>,
+    pub progress: &'a dyn Progress,
 }
 
 /// Checks a whole batch against a screen of `rows` × `cols` before anything is sent.
@@ -142,15 +153,23 @@ impl SessionCall {
         &self,
         actions: &[Action],
         cancel: &CancellationToken,
+        person: BatchPerson<'_>,
     ) -> Result<BatchOutcome> {
         let (rows, cols) = self.screen_size();
         validate(actions, rows, cols)?;
         let knowable = self.shape.remote.is_none();
+        let mut said = None;
         for (i, action) in actions.iter().enumerate() {
-            if let Err(e) = self.run_action(action, cancel).await {
+            let done = match (person.asker, action.types()) {
+                (Some(asker), false) => self.wait_asking(action, cancel, asker, &person).await,
+                _ => (self.run_action(action, cancel).await, None),
+            };
+            said = done.1.or(said);
+            if let Err(e) = done.0 {
                 return Ok(BatchOutcome {
                     completed: i,
                     failure: Some((i + 1, e.to_string())),
+                    person: said,
                 });
             }
             if i + 1 == actions.len() || !action.types() {
@@ -168,13 +187,37 @@ impl SessionCall {
                 return Ok(BatchOutcome {
                     completed: i + 1,
                     failure: Some((i + 2, why.to_string())),
+                    person: said,
                 });
             }
         }
         Ok(BatchOutcome {
             completed: actions.len(),
             failure: None,
+            person: said,
         })
+    }
+
+    /// A `wait` action with a person answering secret prompts met meanwhile: the action's
+    /// result (failed when a person did not answer), and what a person did.
+    async fn wait_asking(
+        &self,
+        action: &Action,
+        cancel: &CancellationToken,
+        asker: &Asker,
+        person: &BatchPerson<'_>,
+    ) -> (Result<()>, Option<PersonOutcome>) {
+        let answered = std::sync::atomic::AtomicUsize::new(0);
+        tokio::select! {
+            done = self.run_action(action, cancel) => {
+                let answered = answered.load(std::sync::atomic::Ordering::Relaxed) > 0;
+                (done, answered.then_some(PersonOutcome::Answered))
+            }
+            said = self.answer_secrets(asker, cancel, person.progress, &answered) => {
+                let why = "the program waits at a secret prompt no person answered";
+                (Err(Error::Other(why.into())), Some(said))
+            }
+        }
     }
 
     async fn run_action(&self, action: &Action, cancel: &CancellationToken) -> Result<()> {

@@ -72,7 +72,7 @@ mod wait;
 mod waiter;
 mod watch;
 
-pub use batch::{Action, BatchOutcome, MAX_ACTIONS};
+pub use batch::{Action, BatchOutcome, BatchPerson, MAX_ACTIONS};
 pub use call::{Answer, SessionCall};
 pub use control::{CONTROL_LEASE, Controller};
 pub use echo::EchoMask;

@@ -16,6 +16,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
@@ -38,6 +39,9 @@ const TAKEN_EVERY: Duration = Duration::from_millis(10);
 
 /// The most secret prompts one call hands to a person (a wrong password asked again).
 pub const MAX_ASKS: usize = 3;
+
+/// How often a wait looks for a secret prompt beside its own looking (a few `/proc` reads).
+const WAIT_LOOKS_EVERY: Duration = Duration::from_millis(200);
 
 /// A program waiting at a secret prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,6 +149,46 @@ impl SessionCall {
             PersonReply::Cancelled => PersonOutcome::Cancelled,
             PersonReply::NotAsked(why) => PersonOutcome::NotAsked(why),
         }
+    }
+
+    /// Beside a wait (`terminal_wait`, `terminal_watch`, a batch's `wait`): looks for a
+    /// secret prompt every 200 ms and hands it to `asker`. Each answer is counted in
+    /// `answered` and the looking goes on; resolves with the first outcome that is not an
+    /// answer (declined, cancelled, nobody asked); never resolves after [`MAX_ASKS`].
+    pub async fn answer_secrets(
+        &self,
+        asker: &Asker,
+        cancel: &CancellationToken,
+        progress: &dyn Progress,
+        answered: &AtomicUsize,
+    ) -> PersonOutcome {
+        let mut asks = 0;
+        while asks < MAX_ASKS {
+            tokio::time::sleep(WAIT_LOOKS_EVERY).await;
+            let Some(prompt) = self.secret_prompt() else {
+                continue;
+            };
+            asks += 1;
+            match self.ask_person(asker, &prompt, cancel, progress).await {
+                PersonOutcome::Answered => {
+                    answered.fetch_add(1, Ordering::Relaxed);
+                }
+                PersonOutcome::PromptGone => {}
+                other => return other,
+            }
+        }
+        std::future::pending().await
+    }
+
+    /// Types `secret` and Enter for a person who answered on the web page (not through a
+    /// call's ask): only if the program still waits at `prompt` with echo off; else a
+    /// sentence why nothing was typed.
+    pub async fn answer_secret(
+        &self,
+        prompt: &SecretPrompt,
+        secret: Zeroizing<Vec<u8>>,
+    ) -> Result<(), String> {
+        self.type_secret(prompt, secret).await
     }
 
     /// Types `secret` and Enter, if the same program still waits at the same prompt with
