@@ -645,6 +645,247 @@ async fn a_batch_wait_that_meets_a_secret_prompt_is_answered_by_a_person() {
     browser.close().await;
 }
 
+/// Logs the browser in to the page at `base` (`http://127.0.0.1:port`) with `token` and
+/// opens session `id`; waits until the password field asks with `prompt`.
+async fn page_field(browser: &mut Browser, base: &str, token: &str, id: &str, prompt: &str) {
+    browser.navigate(&format!("{base}/#token={token}")).await;
+    let row = format!("#sessions li[data-id=\"{id}\"]");
+    assert!(
+        browser
+            .wait_for(&format!("document.querySelector('{row}')"), WAIT)
+            .await,
+        "the session is listed"
+    );
+    browser.click(&row).await;
+    let asks = format!(
+        "!document.getElementById('secret-field').hidden && document.querySelector('#secret-field .ask').textContent.includes({})",
+        serde_json::to_string(prompt).unwrap()
+    );
+    assert!(
+        browser.wait_for(&asks, WAIT).await,
+        "the page shows the password field"
+    );
+}
+
+/// Types `secret` into the page's password field and submits; the page's answer.
+async fn submit_field(browser: &mut Browser, secret: &str) -> (u16, String) {
+    browser
+        .eval("document.querySelector('#secret-field .said').dataset.status = ''")
+        .await;
+    // The terminal takes the focus when its socket says hello: wait for it, then click.
+    assert!(
+        browser
+            .wait_for(
+                "window.termpilot.mode === 'live' && window.termpilot.screenText().includes('$')",
+                WAIT
+            )
+            .await
+    );
+    browser.click("#secret-answer").await;
+    browser
+        .eval("document.getElementById('secret-answer').focus()")
+        .await;
+    browser.type_text(secret).await;
+    assert_eq!(
+        browser
+            .eval("document.getElementById('secret-answer').value.length")
+            .await,
+        secret.len(),
+        "the field holds what was typed"
+    );
+    browser.click("#secret-send").await;
+    assert!(
+        browser
+            .wait_for(
+                "document.querySelector('#secret-field .said').dataset.status !== ''",
+                WAIT
+            )
+            .await,
+        "the page answers"
+    );
+    let status = browser
+        .eval("Number(document.querySelector('#secret-field .said').dataset.status)")
+        .await
+        .as_u64()
+        .unwrap() as u16;
+    let said = browser
+        .eval("document.querySelector('#secret-field .said').textContent")
+        .await;
+    (status, said.as_str().unwrap().to_string())
+}
+
+/// The web page's own password field: a session waiting at a secret prompt shows it (no
+/// call asked anyone: the client has no URL elicitation); what is typed reaches the
+/// program, only while the same program waits at the same prompt, and shows nowhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_has_a_password_field_for_a_session_at_a_secret_prompt() {
+    let Some(mut browser) = Browser::launch().await else {
+        return;
+    };
+    let server = common::http::start().await;
+    let agent = server.client(common::Era::Initialize).await;
+    let id = agent
+        .ok(
+            "terminal_start",
+            json!({"shell": "bash", "env": {"PS1": "$ ", "HOME": "/tmp"}}),
+        )
+        .await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let value = agent
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": id, "command": "read -s -p 'Password: ' p; echo; printf '%s' \"$p\" | sha256sum"}),
+        )
+        .await;
+    assert_eq!(value["secretPrompt"], true, "{value}");
+    let hint = value["hint"].as_str().unwrap();
+    assert!(
+        hint.contains(&server.url) && hint.contains("password field"),
+        "{hint}"
+    );
+    page_field(
+        &mut browser,
+        &server.url,
+        common::http::TOKEN,
+        &id,
+        "bash asks: Password:",
+    )
+    .await;
+    // A submit for another prompt than the one waiting types nothing.
+    let v = browser
+        .eval(&format!(
+            "fetch('/api/secret/{id}', {{method: 'POST', body: 'bash\\nOther: \\nwrong'}}).then(async r => [r.status, await r.text()])"
+        ))
+        .await;
+    assert_eq!(v[0], 409, "{v}");
+    assert!(v[1].as_str().unwrap().contains("nothing was typed"), "{v}");
+    // A foreign Origin is refused before anything.
+    let foreign = reqwest::Client::new()
+        .post(format!("{}/api/secret/{id}", server.url))
+        .header("Origin", "http://evil.example")
+        .header("Authorization", format!("Bearer {}", common::http::TOKEN))
+        .body(format!("bash\nPassword:\n{SECRET}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status().as_u16(), 403);
+    let (status, said) = submit_field(&mut browser, SECRET).await;
+    assert_eq!(status, 200, "{said}");
+    assert!(said.contains("Typed into the terminal"), "{said}");
+    let waited = agent
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "[0-9a-f]{64}", "since": 0, "timeout": 10000}),
+        )
+        .await;
+    assert!(
+        waited["matchedText"]
+            .as_str()
+            .unwrap()
+            .contains(&sha256_of_secret()),
+        "{waited}"
+    );
+    // The field is gone with the prompt, emptied; the live terminal never showed the secret.
+    assert!(
+        browser
+            .wait_for("document.getElementById('secret-field').hidden", WAIT)
+            .await
+    );
+    assert_eq!(
+        browser
+            .eval("document.getElementById('secret-answer').value")
+            .await,
+        ""
+    );
+    assert!(
+        browser
+            .eval(&format!(
+                "window.termpilot.waitText({}, 5000)",
+                serde_json::to_string(&sha256_of_secret()).unwrap()
+            ))
+            .await
+            .as_bool()
+            .unwrap()
+    );
+    let screen = browser.eval("window.termpilot.screenText()").await;
+    assert!(!screen.as_str().unwrap().contains(SECRET));
+    let history = agent
+        .ok("terminal_get_history", json!({"sessionId": id}))
+        .await;
+    assert!(!history.to_string().contains(SECRET));
+    // No prompt waiting: a submit types nothing.
+    let v = browser
+        .eval(&format!(
+            "fetch('/api/secret/{id}', {{method: 'POST', body: 'bash\\nPassword:\\nlate'}}).then(async r => [r.status, await r.text()])"
+        ))
+        .await;
+    assert_eq!(v[0], 409, "{v}");
+    agent.stop().await;
+    browser.close().await;
+}
+
+/// A person who answers on the page's field while a call asked them through URL
+/// elicitation answers that call: it goes on, saying so, and the elicitation completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_field_answers_the_call_that_asked() {
+    let Some(mut browser) = Browser::launch().await else {
+        return;
+    };
+    let mut setup = Setup::start(&[]).await;
+    let id = setup.session().await;
+    let exec = setup.exec(
+        &id,
+        "read -s -p 'Password: ' p; echo; printf '%s' \"$p\" | sha256sum",
+    );
+    let asked = setup.next_ask().await;
+    let base = format!("http://{}", authority(&asked.url));
+    let port = authority(&asked.url).rsplit(':').next().unwrap();
+    let token = std::fs::read_to_string(
+        setup
+            .dirs
+            .path()
+            .join(format!("run/termpilot/run/http-token-{port}")),
+    )
+    .expect("the listener's token file");
+    page_field(
+        &mut browser,
+        &base,
+        token.trim(),
+        &id,
+        "bash asks: Password:",
+    )
+    .await;
+    let (status, said) = submit_field(&mut browser, SECRET).await;
+    assert_eq!(status, 200, "{said}");
+    let _ = asked.answer.send(ElicitationAction::Accept);
+    let result = exec.await.unwrap();
+    let value = ok(result.clone());
+    assert!(
+        value["output"]
+            .as_str()
+            .unwrap()
+            .contains(&sha256_of_secret()),
+        "{value}"
+    );
+    assert!(
+        value["person"]
+            .as_str()
+            .unwrap()
+            .contains("A person answered"),
+        "{value}"
+    );
+    assert_eq!(*setup.completed.lock().unwrap(), vec![asked.id.clone()]);
+    // The call's one-time link was the one used.
+    let (status, _) = post_from(&asked.url, &base, "again").await;
+    assert_eq!(status, 410);
+    assert!(!text(&result).contains(SECRET));
+    assert!(!setup.log().contains(SECRET));
+    assert!(setup.files_holding(SECRET.as_bytes()).is_empty());
+    browser.close().await;
+}
+
 /// The answered flow for `command`, checked whole: the hash in the output, the complete
 /// notification, the replay and foreign Origin refused, the secret nowhere.
 async fn answered(command: &str, program: &str, prompt: &str) {

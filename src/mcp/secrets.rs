@@ -250,8 +250,8 @@ pub fn said(
     });
     let hint = still_secret.then(|| {
         let page = match page_url() {
-            Some(url) => format!("a person can answer it at the web page ({url}): take control of this session and type it (echo is off, it shows nowhere)"),
-            None => "a person can answer it at the web page when it runs (termpilot --web): take control of this session and type it".to_string(),
+            Some(url) => format!("a person can answer it in the password field the web page ({url}) shows on this session (it goes to the terminal only, never to you)"),
+            None => "a person can answer it in the password field the web page shows on this session, when the page runs (termpilot --web)".to_string(),
         };
         format!(
             "The command waits at a secret prompt (echo off): do not ask for the secret in the chat; {page}. Or stop it with terminal_send_key Ctrl+C."

@@ -175,8 +175,8 @@ pub async fn check(State(access): State<Arc<Access>>, request: Request, next: Ne
     let path = request.uri().path().to_string();
     let headers = request.headers();
     let is_socket = path.starts_with("/ws/");
-    let is_secret_submit =
-        path.starts_with("/secret/") && request.method() == axum::http::Method::POST;
+    let is_secret_submit = (path.starts_with("/secret/") || path.starts_with("/api/secret/"))
+        && request.method() == axum::http::Method::POST;
     if !access.place_ok(headers, is_socket || is_secret_submit) {
         return refuse(
             StatusCode::FORBIDDEN,

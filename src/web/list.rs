@@ -22,6 +22,7 @@ fn listing(web: &Web) -> serde_json::Value {
         "sessions": web.core.sessions.list(),
         "ended": web.core.sessions.ended.list(),
         "secretLinks": super::secret::open_links(),
+        "secretPrompts": super::secret_field::prompts(&web.core),
     })
 }
 

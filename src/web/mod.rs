@@ -8,6 +8,7 @@
 //! - [`live`]: one session over a WebSocket — the attach redraw, then every byte; take
 //!   control / release.
 //! - [`secret`]: the one-time page where a person answers a secret prompt (issue 35).
+//! - [`secret_field`]: the page's own password field on a session waiting at one.
 //!
 //! Served by [`crate::mcp::http`], next to `/mcp` (`--http`) or alone next to stdio (`--web`).
 
@@ -17,6 +18,7 @@ pub mod guard;
 pub mod list;
 pub mod live;
 pub mod secret;
+pub mod secret_field;
 pub mod token;
 
 use std::sync::Arc;
@@ -54,6 +56,7 @@ pub fn router(web: Arc<Web>) -> Router {
         .route("/ws/sessions", get(list::socket))
         .route("/ws/session/{id}", get(live::socket))
         .route("/secret/{token}", get(secret::page).post(secret::submit))
+        .route("/api/secret/{id}", post(secret_field::submit))
         .with_state(web)
 }
 

@@ -28,7 +28,7 @@ pub const TTL_ENV: &str = "TERMPILOT_SECRET_LINK_TTL_MS";
 /// The most links remembered (open, used or ended); the oldest ended ones go first.
 const MAX_LINKS: usize = 256;
 /// The most bytes a submit may carry.
-const MAX_SECRET: usize = 4096;
+pub(super) const MAX_SECRET: usize = 4096;
 /// How long a submit waits for the terminal's answer.
 const TYPED_WITHIN: Duration = Duration::from_secs(10);
 
@@ -214,6 +214,38 @@ pub async fn submit(Path(token): Path<String>, headers: HeaderMap, body: Body) -
             _ => return refuse(StatusCode::GONE, USED),
         }
     };
+    hand_over(sender, secret).await
+}
+
+/// Hands `secret` to the call waiting on an open link of session `session` whose program and
+/// prompt are these (the web page's password field, `super::secret_field`), using the link
+/// up; `None` when no such link is open.
+pub(super) async fn answer_open_link(
+    session: &str,
+    program: &str,
+    prompt: &str,
+    secret: Zeroizing<Vec<u8>>,
+) -> Result<Response, Zeroizing<Vec<u8>>> {
+    let sender = {
+        let now = Instant::now();
+        let mut links = links();
+        let open = links.values_mut().find(|e| {
+            e.session == session
+                && e.program == program
+                && e.prompt == prompt
+                && matches!(e.state, State::Open(_))
+                && now < e.expires
+        });
+        match open.map(|e| std::mem::replace(&mut e.state, State::Used)) {
+            Some(State::Open(sender)) => sender,
+            _ => return Err(secret),
+        }
+    };
+    Ok(hand_over(sender, secret).await)
+}
+
+/// Gives `secret` to the waiting call and answers with whether it was typed.
+async fn hand_over(sender: oneshot::Sender<Submit>, secret: Zeroizing<Vec<u8>>) -> Response {
     let (reply, typed) = oneshot::channel();
     if sender.send(Submit { secret, reply }).is_err() {
         return refuse(
@@ -222,18 +254,23 @@ pub async fn submit(Path(token): Path<String>, headers: HeaderMap, body: Body) -
         );
     }
     match tokio::time::timeout(TYPED_WITHIN, typed).await {
-        Ok(Ok(Ok(()))) => (
-            StatusCode::OK,
-            [(header::CACHE_CONTROL, "no-store")],
-            "Typed into the terminal, followed by Enter. You can close this page.",
-        )
-            .into_response(),
+        Ok(Ok(Ok(()))) => typed_answer(),
         Ok(Ok(Err(why))) => refuse(StatusCode::CONFLICT, &why),
         _ => refuse(
             StatusCode::GONE,
             "The terminal did not take it in time; nothing more will be typed from this link.",
         ),
     }
+}
+
+/// The answer to a secret that was typed.
+pub(super) fn typed_answer() -> Response {
+    (
+        StatusCode::OK,
+        [(header::CACHE_CONTROL, "no-store")],
+        "Typed into the terminal, followed by Enter.",
+    )
+        .into_response()
 }
 
 /// Whether the link may still be used: open and not expired.
@@ -252,6 +289,14 @@ fn usable(e: &mut Entry) -> Result<(), String> {
 /// The body as the secret: at most [`MAX_SECRET`] bytes of UTF-8 on one line; every buffer
 /// it passed through that we own is zeroed.
 async fn read_secret(body: Body) -> Result<Zeroizing<Vec<u8>>, &'static str> {
+    let secret = read_body(body, MAX_SECRET).await?;
+    check_secret(&secret)?;
+    Ok(secret)
+}
+
+/// The whole body, at most `max` bytes, into a zeroed-on-drop buffer; every chunk we own
+/// is zeroed once copied.
+pub(super) async fn read_body(body: Body, max: usize) -> Result<Zeroizing<Vec<u8>>, &'static str> {
     use futures_core::Stream;
     let mut stream = body.into_data_stream();
     let mut secret = Zeroizing::new(Vec::new());
@@ -261,7 +306,7 @@ async fn read_secret(body: Body) -> Result<Zeroizing<Vec<u8>>, &'static str> {
         let Ok(chunk) = chunk else {
             return Err("The request body could not be read; submit the page again.");
         };
-        if secret.len() + chunk.len() > MAX_SECRET {
+        if secret.len() + chunk.len() > max {
             return Err("That is longer than 4096 bytes; nothing was typed.");
         }
         secret.extend_from_slice(&chunk);
@@ -269,7 +314,12 @@ async fn read_secret(body: Body) -> Result<Zeroizing<Vec<u8>>, &'static str> {
             owned.as_mut().zeroize();
         }
     }
-    if std::str::from_utf8(&secret).is_err() {
+    Ok(secret)
+}
+
+/// A secret is UTF-8 on one line, without NUL.
+pub(super) fn check_secret(secret: &[u8]) -> Result<(), &'static str> {
+    if std::str::from_utf8(secret).is_err() {
         return Err("That is not UTF-8 text; nothing was typed.");
     }
     if secret.iter().any(|&b| b == b'\r' || b == b'\n' || b == 0) {
@@ -277,7 +327,7 @@ async fn read_secret(body: Body) -> Result<Zeroizing<Vec<u8>>, &'static str> {
             "A line break or NUL would end the answer early; type it without one. Nothing was typed.",
         );
     }
-    Ok(secret)
+    Ok(())
 }
 
 fn host_is(headers: &HeaderMap, authority: &str) -> bool {
@@ -287,7 +337,7 @@ fn host_is(headers: &HeaderMap, authority: &str) -> bool {
         .is_some_and(|h| h.eq_ignore_ascii_case(authority))
 }
 
-fn refuse(status: StatusCode, why: &str) -> Response {
+pub(super) fn refuse(status: StatusCode, why: &str) -> Response {
     (
         status,
         [

@@ -87,6 +87,7 @@ function connectList(delay = 250) {
   ws.onmessage = (e) => {
     const m = JSON.parse(e.data);
     state.secretLinks = m.secretLinks || {};
+    state.secretPrompts = m.secretPrompts || {};
     showList(m.sessions, m.ended || []);
   };
   ws.onclose = () => {
@@ -136,6 +137,7 @@ function render() {
     list.appendChild(li);
   }
   $("empty").hidden = state.sessions.size + state.ended.length > 0;
+  showSecretField();
 }
 
 // Whether a live session runs a command. The open one's is known from its own bytes as they
@@ -392,6 +394,63 @@ class View {
     who.classList.toggle("person", controller === "person");
     if (you) $("notice").textContent = "";
   }
+}
+
+// ---- the password field: the open session waits at a secret prompt (echo off) ----------
+// What is typed goes by POST /api/secret/{id} (src/web/secret_field.rs) straight to the
+// terminal, only if the same program still waits at the same prompt; never through the
+// session's socket, and the field is emptied at once.
+
+function secretField() {
+  let form = $("secret-field");
+  if (form) return form;
+  form = document.createElement("form");
+  form.id = "secret-field";
+  form.className = "secret-field";
+  form.autocomplete = "off";
+  form.hidden = true;
+  form.innerHTML = `<label for="secret-answer" class="ask"></label>
+    <input type="password" id="secret-answer" autocomplete="off" spellcheck="false">
+    <button type="submit" id="secret-send">Type it into the terminal</button>
+    <span class="said" role="status"></span>`;
+  form.onsubmit = async (e) => {
+    e.preventDefault();
+    const field = $("secret-answer");
+    const [id, program, prompt] = JSON.parse(form.dataset.key);
+    const secret = field.value;
+    field.value = "";
+    $("secret-send").disabled = true;
+    const said = form.querySelector(".said");
+    try {
+      const r = await fetch(`/api/secret/${encodeURIComponent(id)}`, {
+        method: "POST", headers: { "Content-Type": "text/plain;charset=utf-8" }, body: `${program}\n${prompt}\n${secret}`,
+      });
+      said.textContent = await r.text();
+      said.dataset.status = String(r.status);
+      $("notice").textContent = said.textContent;
+    } catch (err) {
+      said.textContent = `The server could not be reached: ${err}`;
+      said.dataset.status = "0";
+    }
+    $("secret-send").disabled = false;
+  };
+  $("screen").before(form);
+  return form;
+}
+
+// Shown while the open live session waits at a secret prompt; kept as is (what the person
+// is typing included) while that prompt stays.
+function showSecretField() {
+  const form = secretField();
+  const id = state.open;
+  const ask = id && (state.secretPrompts || {})[id];
+  if (!ask) { form.hidden = true; form.dataset.key = ""; $("secret-answer").value = ""; return; }
+  const key = JSON.stringify([id, ask.program, ask.prompt]);
+  if (form.dataset.key === key && !form.hidden) return;
+  form.dataset.key = key;
+  form.querySelector(".ask").textContent = `${ask.program} asks: ${ask.prompt}`;
+  form.querySelector(".said").textContent = "";
+  form.hidden = false;
 }
 
 // A second press after "another page holds control" takes it from that page.
