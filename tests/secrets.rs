@@ -1002,6 +1002,136 @@ async fn python_getpass_is_answered_by_a_person_on_the_page() {
     .await;
 }
 
+/// A local user with a password and a sudoers entry, removed when dropped (the test
+/// passing or not).
+struct SudoUser {
+    name: String,
+}
+
+impl SudoUser {
+    /// `None` (skipped, failing under CI) without root, `useradd` or `sudo`.
+    fn create(password: &str) -> Option<SudoUser> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            common::procs::skip("creating a user with a sudoers entry needs root");
+            return None;
+        }
+        if !common::procs::has("useradd")
+            || !common::procs::has("sudo")
+            || !common::procs::has("setpriv")
+        {
+            return None;
+        }
+        let user = SudoUser {
+            name: format!("tpsudo{}", std::process::id()),
+        };
+        let made = std::process::Command::new("useradd")
+            .args(["--no-create-home", "--user-group", "--shell", "/bin/sh"])
+            .arg(&user.name)
+            .output()
+            .expect("run useradd");
+        assert!(made.status.success(), "useradd: {made:?}");
+        let mut chpasswd = std::process::Command::new("chpasswd")
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("run chpasswd");
+        use std::io::Write;
+        chpasswd
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("{}:{password}\n", user.name).as_bytes())
+            .unwrap();
+        assert!(chpasswd.wait().unwrap().success(), "chpasswd");
+        std::fs::write(user.sudoers(), format!("{} ALL=(ALL) ALL\n", user.name)).unwrap();
+        std::fs::set_permissions(
+            user.sudoers(),
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o440),
+        )
+        .unwrap();
+        Some(user)
+    }
+
+    fn sudoers(&self) -> PathBuf {
+        PathBuf::from(format!("/etc/sudoers.d/{}", self.name))
+    }
+}
+
+impl Drop for SudoUser {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.sudoers());
+        let _ = std::process::Command::new("userdel")
+            .arg(&self.name)
+            .output();
+    }
+}
+
+/// `sudo` as a user with a password: the person answers on the one-time page and the
+/// command runs as root; the password is nowhere (results, transcript, trace log, files).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sudo_is_answered_by_a_person_on_the_page() {
+    let Some(user) = SudoUser::create(SECRET) else {
+        return;
+    };
+    let Some(mut browser) = Browser::launch().await else {
+        return;
+    };
+    let mut setup = Setup::start(&[]).await;
+    let started = ok(call(
+        &setup.client,
+        "terminal_start",
+        json!({"shell": "bash", "cwd": "/tmp", "env": {"PS1": "$ ", "HOME": "/tmp"}}),
+    )
+    .await);
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    // The user's own sudo, its cached credentials dropped (-k): it asks for the password.
+    let command = format!(
+        "setpriv --reuid={0} --regid={0} --init-groups sudo -k id -u",
+        user.name
+    );
+    let exec = setup.exec(&id, &command);
+    let asked = setup.next_ask().await;
+    assert!(
+        asked
+            .message
+            .contains(&format!("sudo asks: [sudo] password for {}:", user.name)),
+        "{}",
+        asked.message
+    );
+    let (status, sentence) = answer_on_page(&mut browser, &asked.url, SECRET).await;
+    assert_eq!(status, 200, "{sentence}");
+    let _ = asked.answer.send(ElicitationAction::Accept);
+    let result = exec.await.unwrap();
+    let value = ok(result.clone());
+    assert!(
+        value["output"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .any(|l| l.trim() == "0"),
+        "sudo ran id as root: {value}"
+    );
+    assert_eq!(value["exitCode"], 0, "{value}");
+    assert!(
+        value["person"]
+            .as_str()
+            .unwrap()
+            .contains("A person answered"),
+        "{value}"
+    );
+    let mut seen = vec![text(&result)];
+    let (stopped, transcript) = setup.stop_with_transcript(&id).await;
+    seen.push(stopped.to_string());
+    seen.push(transcript);
+    seen.push(setup.log());
+    for (i, s) in seen.iter().enumerate() {
+        assert!(!s.contains(SECRET), "the password leaked into item {i}");
+    }
+    assert!(setup.files_holding(SECRET.as_bytes()).is_empty());
+    browser.close().await;
+    drop(user);
+}
+
 /// Runs `read -s` and lets the client answer `action` without opening the page.
 async fn refused(action: ElicitationAction, said: &str) {
     let mut setup = Setup::start(&[]).await;
