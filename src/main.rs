@@ -210,7 +210,7 @@ fn init_logging() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(mcp::logging::filter(None)));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(mcp::logging::Redacting)
         .with_ansi(false)
         .init();
 }

@@ -966,6 +966,14 @@ async fn answered(command: &str, program: &str, prompt: &str) {
         log.contains("elicitation/create"),
         "the log is at trace with the wire"
     );
+    // The one-time link's token is redacted there.
+    let token = asked.url.rsplit('/').next().unwrap();
+    let leaks: Vec<&str> = log.lines().filter(|l| l.contains(token)).collect();
+    assert!(
+        leaks.is_empty(),
+        "the link's token is in the log: {leaks:#?}"
+    );
+    assert!(log.contains("/secret/[redacted]"), "the redacted link");
     seen.push(log);
     for (i, s) in seen.iter().enumerate() {
         assert!(!s.contains(SECRET), "the secret leaked into item {i}");

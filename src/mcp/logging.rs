@@ -47,6 +47,32 @@ pub fn wire(direction: &'static str, line: &[u8]) {
     );
 }
 
+/// The log's writer: stderr, with the token of every one-time secret link redacted
+/// (`web::secret::redact`) — the wire at trace, and rmcp's own trace logs when the wire is
+/// named, show each `elicitation/create` whole, and its URL must not be usable from a log.
+/// The formatter writes each event whole, so a line is redacted whole.
+pub struct Redacting;
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Redacting {
+    type Writer = RedactingWriter;
+    fn make_writer(&'a self) -> Self::Writer {
+        RedactingWriter
+    }
+}
+
+pub struct RedactingWriter;
+
+impl std::io::Write for RedactingWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        std::io::stderr().write_all(crate::web::secret::redact(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
 /// Logs the shape of one tool call at `debug`: never its arguments or result.
 pub fn tool_call(
     tool: &str,
