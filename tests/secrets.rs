@@ -1140,6 +1140,119 @@ async fn sudo_is_answered_by_a_person_on_the_page() {
     drop(user);
 }
 
+/// Through a remote termpilot (sshd on loopback, this binary on the "target"): the remote
+/// detects the prompt, this server asks its own client with a URL of its OWN one-time page,
+/// and what the person types there goes over the link to the remote, which types it. A
+/// decline goes back as one. The secret is in no result, local log or file on either side.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_prompt_on_a_remote_termpilot_is_answered_on_the_local_page() {
+    let remote_state = tempfile::tempdir().unwrap();
+    let state = remote_state.path().to_str().unwrap();
+    let Some(sshd) = common::sshd::Sshd::start_with(&[("TERMPILOT_STATE_DIR", state)]) else {
+        return;
+    };
+    let Some(mut browser) = Browser::launch().await else {
+        return;
+    };
+    let mut setup = Setup::start_args(
+        &[
+            "--ssh-config",
+            sshd.config_arg(),
+            "--remote-bin",
+            common::BIN,
+        ],
+        &[],
+    )
+    .await;
+    let started = ok(call(
+        &setup.client,
+        "terminal_start",
+        json!({"host": "alpha", "shell": "bash", "env": {"PS1": "$ "}}),
+    )
+    .await);
+    assert_eq!(started["via"], "termpilot", "{started}");
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    let exec = setup.exec(
+        &id,
+        "read -s -p 'Password: ' p; echo; printf '%s' \"$p\" | sha256sum",
+    );
+    let asked = setup.next_ask().await;
+    assert!(
+        asked.message.contains("bash asks: Password:") && asked.message.contains(&id),
+        "the local session is named: {}",
+        asked.message
+    );
+    // The page is this server's own (its listener's token file is in the local runtime dir).
+    let port = authority(&asked.url).rsplit(':').next().unwrap();
+    assert!(
+        setup
+            .dirs
+            .path()
+            .join(format!("run/termpilot/run/http-token-{port}"))
+            .exists(),
+        "{} is not the local server's page",
+        asked.url
+    );
+    let (status, sentence) = answer_on_page(&mut browser, &asked.url, SECRET).await;
+    assert_eq!(status, 200, "{sentence}");
+    assert!(sentence.contains("Typed into the terminal"), "{sentence}");
+    let _ = asked.answer.send(ElicitationAction::Accept);
+    let result = exec.await.unwrap();
+    let value = ok(result.clone());
+    assert!(
+        value["output"]
+            .as_str()
+            .unwrap()
+            .contains(&sha256_of_secret()),
+        "the remote command got the secret: {value}"
+    );
+    assert_eq!(value["via"], "termpilot", "{value}");
+    assert!(
+        value["person"]
+            .as_str()
+            .unwrap()
+            .contains("A person answered"),
+        "{value}"
+    );
+    assert_eq!(*setup.completed.lock().unwrap(), vec![asked.id.clone()]);
+    // A decline goes back to the remote: nothing typed, the result says so.
+    let exec = setup.exec(&id, "read -s -p 'PIN: ' p; echo got:$p");
+    let asked = setup.next_ask().await;
+    assert!(asked.message.contains("PIN:"), "{}", asked.message);
+    let _ = asked.answer.send(ElicitationAction::Decline);
+    let declined = exec.await.unwrap();
+    let value = ok(declined.clone());
+    assert_eq!(value["secretPrompt"], true, "{value}");
+    assert!(
+        value["person"].as_str().unwrap().contains("declined"),
+        "{value}"
+    );
+    // Nowhere: results, the local log (the remote's stderr is logged there too), files on
+    // both sides; not even hex-encoded as it crossed the link.
+    let hex: String = SECRET.bytes().map(|b| format!("{b:02x}")).collect();
+    let log = setup.log();
+    for (i, s) in [text(&result), text(&declined), log.clone()]
+        .iter()
+        .enumerate()
+    {
+        assert!(
+            !s.contains(SECRET) && !s.contains(&hex),
+            "leaked into item {i}"
+        );
+    }
+    assert!(setup.files_holding(SECRET.as_bytes()).is_empty());
+    assert!(setup.files_holding(hex.as_bytes()).is_empty());
+    let mut remote_files = Vec::new();
+    walk(remote_state.path(), &mut |p| {
+        if std::fs::read(p).is_ok_and(|b| b.windows(SECRET.len()).any(|w| w == SECRET.as_bytes())) {
+            remote_files.push(p.to_path_buf());
+        }
+    });
+    assert!(remote_files.is_empty(), "{remote_files:?}");
+    ok(call(&setup.client, "terminal_stop", json!({"sessionId": id})).await);
+    browser.close().await;
+}
+
 /// Runs `read -s` and lets the client answer `action` without opening the page.
 async fn refused(action: ElicitationAction, said: &str) {
     let mut setup = Setup::start(&[]).await;

@@ -145,7 +145,8 @@ impl Person {
         };
         let id = link.id();
         let params = ElicitRequestParams::UrlElicitationParams {
-            meta: None,
+            // For a relaying client (a local termpilot's link): which prompt this is.
+            meta: Some(crate::mcp::remote::secret_relay::meta(prompt)),
             message: format!(
                 "{} asks: {}\nOpen this page on this machine to type the answer straight into the terminal (session {}); it never reaches the agent.",
                 prompt.program, prompt.prompt, prompt.session
@@ -163,13 +164,20 @@ impl Person {
         });
         let expired = tokio::time::sleep_until(link.expires.into());
         tokio::pin!(expired);
+        let relays = self.relays();
         let mut accepted = false;
         loop {
             tokio::select! {
                 answer = &mut request, if !accepted => match answer {
-                    Ok(r) => match r.action {
+                    Ok(mut r) => match r.action {
                         ElicitationAction::Decline => return PersonReply::Declined,
                         ElicitationAction::Cancel => return PersonReply::Cancelled,
+                        // A relaying client (a local termpilot) answers with the secret
+                        // its person typed on its own page.
+                        _ if relays => match crate::mcp::remote::secret_relay::secret_of(&mut r) {
+                            Some(secret) => return self.typing(id, secret, None, None::<std::future::Ready<()>>),
+                            None => accepted = true,
+                        },
                         // The person agreed to open the page: wait for what they type there.
                         _ => accepted = true,
                     },
@@ -183,29 +191,8 @@ impl Person {
                     let Ok(submit) = submitted else {
                         return PersonReply::NotAsked("the link ended".into());
                     };
-                    let (typed, said) = oneshot::channel();
-                    let peer = self.peer.clone();
-                    tokio::spawn(async move {
-                        let result = said.await.unwrap_or_else(|_| {
-                            Err("The call ended before it could type; nothing was typed.".into())
-                        });
-                        let done = result.is_ok();
-                        let _ = submit.reply.send(result);
-                        if done {
-                            let note = CustomNotification::new(
-                                "notifications/elicitation/complete",
-                                Some(serde_json::json!({ "elicitationId": id })),
-                            );
-                            let _ = peer
-                                .send_notification(ServerNotification::CustomNotification(note))
-                                .await;
-                        }
-                        // The client's answer to the request, if it is still to come.
-                        if !accepted {
-                            let _ = tokio::time::timeout(ANSWER_AFTER, request).await;
-                        }
-                    });
-                    return PersonReply::Secret { secret: submit.secret, typed };
+                    let pending = (!accepted).then_some(request);
+                    return self.typing(id, submit.secret, Some(submit.reply), pending);
                 }
                 _ = &mut expired => {
                     return PersonReply::NotAsked(
@@ -214,6 +201,56 @@ impl Person {
                 }
             }
         }
+    }
+
+    /// Whether the client relays secrets (a local termpilot's link, `secret_relay`): only
+    /// then does an accept carry one.
+    fn relays(&self) -> bool {
+        self.peer.peer_info().is_some_and(|info| {
+            info.capabilities
+                .experimental
+                .as_ref()
+                .is_some_and(|e| e.contains_key(crate::mcp::remote::secret_relay::CAPABILITY))
+        })
+    }
+
+    /// The secret to type; once the call says whether it was typed, the page (if it came
+    /// from one) is told and the client gets `notifications/elicitation/complete`.
+    fn typing<F>(
+        &self,
+        id: String,
+        secret: zeroize::Zeroizing<Vec<u8>>,
+        page: Option<oneshot::Sender<Result<(), String>>>,
+        pending: Option<F>,
+    ) -> PersonReply
+    where
+        F: std::future::Future + Send + 'static,
+    {
+        let (typed, said) = oneshot::channel();
+        let peer = self.peer.clone();
+        tokio::spawn(async move {
+            let result = said.await.unwrap_or_else(|_| {
+                Err("The call ended before it could type; nothing was typed.".into())
+            });
+            let done = result.is_ok();
+            if let Some(page) = page {
+                let _ = page.send(result);
+            }
+            if done {
+                let note = CustomNotification::new(
+                    "notifications/elicitation/complete",
+                    Some(serde_json::json!({ "elicitationId": id })),
+                );
+                let _ = peer
+                    .send_notification(ServerNotification::CustomNotification(note))
+                    .await;
+            }
+            // The client's answer to the request, if it is still to come.
+            if let Some(pending) = pending {
+                let _ = tokio::time::timeout(ANSWER_AFTER, pending).await;
+            }
+        });
+        PersonReply::Secret { secret, typed }
     }
 }
 

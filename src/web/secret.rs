@@ -142,24 +142,39 @@ impl Drop for Link {
 
 /// `text` with every one-time link's token replaced by `[redacted]` (the wire log at trace
 /// shows each `elicitation/create` whole: its URL must not be usable from the log).
+/// So is a secret relayed to a remote termpilot (`tpsecret:<hex>`, `mcp::remote::secret_relay`).
 pub fn redact(text: &str) -> std::borrow::Cow<'_, str> {
-    const MARK: &str = "/secret/";
-    if !text.contains(MARK) {
-        return std::borrow::Cow::Borrowed(text);
+    let mut text = std::borrow::Cow::Borrowed(text);
+    // A link's token is 64 hex digits (shorter runs are other paths: `/api/secret/<id>`).
+    for (mark, least) in [
+        ("/secret/", 32),
+        (crate::mcp::remote::secret_relay::PREFIX, 1),
+    ] {
+        if text.contains(mark) {
+            text = std::borrow::Cow::Owned(redact_after(&text, mark, least));
+        }
     }
+    text
+}
+
+/// `text` with the hex digits after each `mark` (at least `least` of them) replaced by
+/// `[redacted]`.
+fn redact_after(text: &str, mark: &str, least: usize) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(at) = rest.find(MARK) {
-        let (before, after) = rest.split_at(at + MARK.len());
+    while let Some(at) = rest.find(mark) {
+        let (before, after) = rest.split_at(at + mark.len());
         out.push_str(before);
         let token = after.bytes().take_while(u8::is_ascii_hexdigit).count();
-        if token > 0 {
+        if token >= least {
             out.push_str("[redacted]");
+            rest = &after[token..];
+        } else {
+            rest = after;
         }
-        rest = &after[token..];
     }
     out.push_str(rest);
-    std::borrow::Cow::Owned(out)
+    out
 }
 
 /// The open links by session (for the web page's list: a session waiting at a secret prompt
@@ -440,11 +455,17 @@ mod tests {
 
     #[test]
     fn tokens_are_redacted_from_logged_lines() {
-        let line =
-            r#"{"url":"http://127.0.0.1:4242/secret/0a1b2c3dEF","x":"/secret/ and /secret/99"}"#;
+        let token = "0a1b2c3dEF".repeat(4);
+        let line = format!(
+            r#"{{"url":"http://127.0.0.1:4242/secret/{token}","x":"/secret/ /api/secret/cafe-x"}}"#
+        );
         assert_eq!(
-            redact(line),
-            r#"{"url":"http://127.0.0.1:4242/secret/[redacted]","x":"/secret/ and /secret/[redacted]"}"#
+            redact(&line),
+            r#"{"url":"http://127.0.0.1:4242/secret/[redacted]","x":"/secret/ /api/secret/cafe-x"}"#
+        );
+        assert_eq!(
+            redact(r#"content: {"termpilot/secret": "tpsecret:7a71"}"#),
+            r#"content: {"termpilot/secret": "tpsecret:[redacted]"}"#
         );
         assert!(matches!(
             redact("nothing here"),

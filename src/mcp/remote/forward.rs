@@ -162,6 +162,10 @@ async fn on_session(
         return ended(name, ctx, mapped).await;
     };
     args.insert("sessionId".into(), Value::String(mapped.remote.clone()));
+    // A secret prompt met there goes to the person behind this call (`secret_relay`).
+    let _asks = link
+        .relay
+        .register(&mapped.remote, &mapped.local, ctx.person.clone());
     let result = link.call(name, args, &ctx.cancel).await?;
     if name == "terminal_stop" && result.is_error != Some(true) {
         ids::remove(&ctx.core.sessions, &mapped.local);

@@ -1,6 +1,7 @@
 //! One link to a remote termpilot: the program started over the transport's stdio
 //! (`ssh -T host termpilot`, `docker exec -i NAME termpilot`, `kubectl exec -i … --
-//! termpilot`), spoken to as an MCP client (rmcp).
+//! termpilot`), spoken to as an MCP client (rmcp) that relays the remote's secret prompts
+//! to the person behind the local call (`secret_relay`).
 //!
 //! The transport runs in its own process group; a watcher task owns it, reaps it when it
 //! ends by itself (the link dropped: [`Link::ended`] fires) and kills the group when the link
@@ -19,6 +20,7 @@ use termpilot_core::remote::{RemoteOptions, Target, Tty, transport_argv};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
+use super::secret_relay::{LinkClient, Relay};
 use crate::mcp::reply::ToolError;
 
 /// Longest wait for the remote termpilot's handshake: ssh's connect timeout, a login, a
@@ -34,7 +36,9 @@ pub struct Link {
     pub generation: u64,
     peer: Peer<RoleClient>,
     /// Kept so the client runs; dropped (cancelled) at shutdown.
-    service: Mutex<Option<RunningService<RoleClient, ()>>>,
+    service: Mutex<Option<RunningService<RoleClient, LinkClient>>>,
+    /// Secret prompts of its sessions, relayed to the person behind the local call.
+    pub relay: Arc<Relay>,
     /// Fired once the transport has exited and been reaped.
     ended: CancellationToken,
     /// Fired to end the transport (kill its process group).
@@ -79,7 +83,11 @@ impl Link {
         let stop = CancellationToken::new();
         spawn_watcher(child, pgid, ended.clone(), stop.clone(), stderr_done);
 
-        let handshake = tokio::time::timeout(HANDSHAKE_MAX, ().serve((stdout, stdin)));
+        let relay = Relay::new(target.to_string());
+        let client = LinkClient {
+            relay: relay.clone(),
+        };
+        let handshake = tokio::time::timeout(HANDSHAKE_MAX, client.serve((stdout, stdin)));
         let service = tokio::select! {
             r = handshake => r,
             // The transport ended before the handshake: say why (ssh's last words).
@@ -120,6 +128,7 @@ impl Link {
             generation,
             peer: service.peer().clone(),
             service: Mutex::new(Some(service)),
+            relay,
             ended,
             stop,
             stderr: last_words,

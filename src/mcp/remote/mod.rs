@@ -6,13 +6,15 @@
 //! [`link`], with session ids mapped by [`ids`]; `via: "termpilot"`) or the plain terminal:
 //! `terminal_run` on one target or a fleet goes through the transport without a terminal
 //! (`mcp::tools::run_remote`, with the tools), and [`session`] is `terminal_start` with
-//! `host` (`via: "terminal"`).
+//! `host` (`via: "terminal"`). [`secret_relay`]: a remote session's secret prompts answered
+//! by the person behind the local call.
 
 pub mod forward;
 pub mod forward_list;
 pub mod ids;
 pub mod link;
 pub mod links;
+pub mod secret_relay;
 pub mod session;
 
 use termpilot_core::remote::Target;
