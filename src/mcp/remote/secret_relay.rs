@@ -46,11 +46,14 @@ pub const PREFIX: &str = "tpsecret:";
 /// How long the local page waits for the remote's word that it typed the secret.
 const TYPED_WITHIN: Duration = Duration::from_secs(10);
 
+/// A local call on a remote session: its number, its local session id, who it asks.
+type Call = (u64, String, Asker);
+
 /// What one link knows about the calls waiting on its sessions and the secrets it sent.
 pub struct Relay {
     target: String,
     /// Remote session id → the local calls on it (the oldest holds the remote's turn).
-    askers: Mutex<HashMap<String, Vec<(u64, String, Asker)>>>,
+    askers: Mutex<HashMap<String, Vec<Call>>>,
     next: AtomicU64,
     /// Elicitation id → where to say it was typed.
     typed: Mutex<HashMap<String, oneshot::Sender<()>>>,
