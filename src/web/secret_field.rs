@@ -6,13 +6,12 @@
 //!
 //! The same path as the one-time page ([`super::secret`]): when a call asked a person about
 //! this very prompt, the secret answers that call's open link (its result says a person
-//! answered, the elicitation is completed); otherwise the session's turn is taken (briefly:
-//! a call holding it refuses the submit) and the core types the secret and Enter only if the
-//! same program still waits at the same prompt with echo off. The body lives in a
+//! answered, the elicitation is completed); otherwise the core types the secret and Enter as
+//! a person's keys (no call's turn), only if the same program still waits at the same prompt
+//! with echo off. The body lives in a
 //! zeroed-on-drop buffer and is never logged or answered back.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -20,15 +19,10 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 use termpilot_core::Core;
-use tokio_util::sync::CancellationToken;
 use zeroize::Zeroizing;
 
 use super::Web;
 use super::secret::{MAX_SECRET, answer_open_link, check_secret, read_body, refuse, typed_answer};
-
-/// How long a submit waits for the session's turn (a call that holds it longer is working:
-/// the person tries again).
-const TURN_WITHIN: Duration = Duration::from_secs(2);
 
 /// The sessions waiting at a secret prompt now: id → `{program, prompt}`.
 pub fn prompts(core: &Core) -> Map<String, Value> {
@@ -79,15 +73,7 @@ pub async fn submit(State(web): State<Arc<Web>>, Path(id): Path<String>, body: B
         Ok(answered) => return answered,
         Err(secret) => secret,
     };
-    let cancel = CancellationToken::new();
-    let turn = tokio::time::timeout(TURN_WITHIN, web.core.sessions.call(&now.session, &cancel));
-    let Ok(Ok(call)) = turn.await else {
-        return refuse(
-            StatusCode::CONFLICT,
-            "A call of the agent is using this session right now; try again in a moment. Nothing was typed.",
-        );
-    };
-    match call.answer_secret(&now, secret).await {
+    match session.answer_secret(&now, secret) {
         Ok(()) => typed_answer(),
         Err(why) => refuse(StatusCode::CONFLICT, &why),
     }

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use zeroize::Zeroizing;
 
 use super::call::SessionCall;
+use super::terminal::Session;
 use super::waiter::{Look, Waited, Waiter};
 use crate::platform::{self, InputMode};
 use crate::progress::Progress;
@@ -180,17 +181,6 @@ impl SessionCall {
         std::future::pending().await
     }
 
-    /// Types `secret` and Enter for a person who answered on the web page (not through a
-    /// call's ask): only if the program still waits at `prompt` with echo off; else a
-    /// sentence why nothing was typed.
-    pub async fn answer_secret(
-        &self,
-        prompt: &SecretPrompt,
-        secret: Zeroizing<Vec<u8>>,
-    ) -> Result<(), String> {
-        self.type_secret(prompt, secret).await
-    }
-
     /// Types `secret` and Enter, if the same program still waits at the same prompt with
     /// echo off; else a sentence why nothing was typed.
     async fn type_secret(
@@ -233,6 +223,31 @@ impl SessionCall {
                 true => Look::Done(()),
             })
             .await;
+        Ok(())
+    }
+}
+
+impl Session {
+    /// A person's answer typed from the web page's password field: sent as a person's keys
+    /// are (no call's turn: an agent's call that waits meanwhile does not hold it back), only
+    /// if the program still waits at `prompt` with echo off; else a sentence why nothing was
+    /// typed. The writer thread zeroes the bytes once written.
+    pub fn answer_secret(
+        &self,
+        prompt: &SecretPrompt,
+        secret: Zeroizing<Vec<u8>>,
+    ) -> Result<(), String> {
+        if self.secret_prompt().as_ref() != Some(prompt) {
+            return Err(format!(
+                "{} no longer waits at \"{}\" with echo off; nothing was typed.",
+                prompt.program, prompt.prompt
+            ));
+        }
+        let mut bytes = Vec::with_capacity(secret.len() + 1);
+        bytes.extend_from_slice(&secret);
+        bytes.push(b'\r');
+        drop(secret);
+        self.send_input(bytes);
         Ok(())
     }
 }
