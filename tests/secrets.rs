@@ -1227,6 +1227,30 @@ async fn a_secret_prompt_on_a_remote_termpilot_is_answered_on_the_local_page() {
         value["person"].as_str().unwrap().contains("declined"),
         "{value}"
     );
+    // The remote's prompt goes away before anyone answers: the call returns saying so, and
+    // the local page's link ends with it.
+    ok(call(
+        &setup.client,
+        "terminal_send_key",
+        json!({"sessionId": id, "key": "Ctrl+C"}),
+    )
+    .await);
+    let exec = setup.exec(&id, "read -s -t 2 -p 'Token: ' p || echo timed-out");
+    let asked = setup.next_ask().await;
+    assert!(asked.message.contains("Token:"), "{}", asked.message);
+    let value = ok(exec.await.unwrap());
+    assert!(
+        value["person"].as_str().unwrap().contains("went away"),
+        "{value}"
+    );
+    let (status, sentence) = post_from(
+        &asked.url,
+        &format!("http://{}", authority(&asked.url)),
+        SECRET,
+    )
+    .await;
+    assert_eq!(status, 410, "{sentence}");
+    let _ = asked.answer.send(ElicitationAction::Accept);
     // Nowhere: results, the local log (the remote's stderr is logged there too), files on
     // both sides; not even hex-encoded as it crossed the link.
     let hex: String = SECRET.bytes().map(|b| format!("{b:02x}")).collect();

@@ -34,6 +34,7 @@ use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{Value, json};
 use termpilot_core::session::{Asker, PersonReply, SecretPrompt};
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 use zeroize::Zeroizing;
 
 /// The experimental client capability of a link that relays secrets.
@@ -46,8 +47,9 @@ pub const PREFIX: &str = "tpsecret:";
 /// How long the local page waits for the remote's word that it typed the secret.
 const TYPED_WITHIN: Duration = Duration::from_secs(10);
 
-/// A local call on a remote session: its number, its local session id, who it asks.
-type Call = (u64, String, Asker);
+/// A local call on a remote session: its number, its local session id, who it asks, and
+/// what ends its asks when the call is over.
+type Call = (u64, String, Asker, CancellationToken);
 
 /// What one link knows about the calls waiting on its sessions and the secrets it sent.
 pub struct Relay {
@@ -76,30 +78,33 @@ impl Relay {
             return Waiting(None);
         };
         let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let over = CancellationToken::new();
         lock(&self.askers)
             .entry(remote.to_string())
             .or_default()
-            .push((n, local.to_string(), asker));
-        Waiting(Some((self.clone(), remote.to_string(), n)))
+            .push((n, local.to_string(), asker, over.clone()));
+        Waiting(Some((self.clone(), remote.to_string(), n, over)))
     }
 
-    fn asker_of(&self, remote: &str) -> Option<(String, Asker)> {
+    fn asker_of(&self, remote: &str) -> Option<(String, Asker, CancellationToken)> {
         lock(&self.askers)
             .get(remote)
             .and_then(|calls| calls.first())
-            .map(|(_, local, asker)| (local.clone(), asker.clone()))
+            .map(|(_, local, asker, over)| (local.clone(), asker.clone(), over.clone()))
     }
 }
 
-/// A call registered with [`Relay::register`]; unregistered when dropped.
-pub struct Waiting(Option<(Arc<Relay>, String, u64)>);
+/// A call registered with [`Relay::register`]; unregistered when dropped, and a person
+/// still being asked for it is asked no longer (the local link ends).
+pub struct Waiting(Option<(Arc<Relay>, String, u64, CancellationToken)>);
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        if let Some((relay, remote, n)) = self.0.take() {
+        if let Some((relay, remote, n, over)) = self.0.take() {
+            over.cancel();
             let mut askers = lock(&relay.askers);
             if let Some(calls) = askers.get_mut(&remote) {
-                calls.retain(|(m, _, _)| *m != n);
+                calls.retain(|(m, _, _, _)| *m != n);
                 if calls.is_empty() {
                     askers.remove(&remote);
                 }
@@ -155,7 +160,7 @@ impl ClientHandler for LinkClient {
         else {
             return Err(nobody("the request does not name its secret prompt"));
         };
-        let Some((local, asker)) = self.relay.asker_of(remote) else {
+        let Some((local, asker, over)) = self.relay.asker_of(remote) else {
             return Err(nobody(
                 "no call of the local termpilot's client waits on this session",
             ));
@@ -169,6 +174,7 @@ impl ClientHandler for LinkClient {
         let reply = tokio::select! {
             reply = asker.0.ask(&here) => reply,
             _ = context.ct.cancelled() => return Ok(ElicitResult::new(ElicitationAction::Cancel)),
+            _ = over.cancelled() => return Ok(ElicitResult::new(ElicitationAction::Cancel)),
         };
         match reply {
             PersonReply::Secret { secret, typed } => {
