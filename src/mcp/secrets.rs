@@ -5,6 +5,11 @@
 //! runs). The person's answer goes from that page to the terminal; the client and the model
 //! never hold it. After it was typed the server sends `notifications/elicitation/complete`.
 //!
+//! Each request's `_meta` names its prompt; a client that declared the
+//! `termpilot/secretRelay` capability (a local termpilot's link to this one,
+//! [`crate::mcp::remote::secret_relay`]) re-asks its own person with its own page and
+//! answers with the secret itself, which is typed under the same checks.
+//!
 //! `--ask-person secrets|off` (default `secrets`; a `--compat` preset keeps its seed's
 //! behaviour, off, unless the flag is given). A client without URL elicitation is asked
 //! nothing: its result says `secretPrompt: true` with a hint.
