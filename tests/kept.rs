@@ -582,3 +582,65 @@ async fn two_servers_keeping_at_once_share_one_host() {
     a.stop().await;
     b.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_attached_person_keeps_a_kept_session_from_idling() {
+    use std::process::Stdio;
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rt = Runtime::new();
+    let server = rt.server(&["--keep-idle", "2s"]).await;
+    let id = start_kept(&server).await;
+    let mut child = tokio::process::Command::new(common::BIN)
+        .args(["attach", &id])
+        .env("XDG_RUNTIME_DIR", rt.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run termpilot attach");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = child.stdout.take().expect("stdout");
+    // Joined once the redraw arrives.
+    let mut first = [0u8; 256];
+    let n = tokio::time::timeout(common::TEST_TIMEOUT, stdout.read(&mut first))
+        .await
+        .expect("the redraw in time")
+        .unwrap();
+    assert!(n > 0, "attach ended at once");
+    let drain = tokio::spawn(async move {
+        let mut rest = Vec::new();
+        let _ = stdout.read_to_end(&mut rest).await;
+    });
+
+    // Three times the idle limit with nobody typing and nothing printed: still there.
+    let until = tokio::time::Instant::now() + Duration::from_secs(6);
+    while tokio::time::Instant::now() < until {
+        let list = server.ok("terminal_list", json!({})).await;
+        let entry =
+            list_entry(&list, &id).unwrap_or_else(|| panic!("ended while attached: {list}"));
+        assert_eq!(entry["endsInSecs"], 2, "{entry}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    // Detached: the idle clock runs from the leaving, and it ends.
+    stdin.write_all(b"\x1d").await.unwrap();
+    stdin.flush().await.unwrap();
+    let status = tokio::time::timeout(common::TEST_TIMEOUT, child.wait())
+        .await
+        .expect("attach ended in time")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    let _ = drain.await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let list = server.ok("terminal_list", json!({})).await;
+        if list_entry(&list, &id).is_none() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "still kept: {list}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    server.stop().await;
+}

@@ -44,13 +44,14 @@ impl Session {
 
     /// What `terminal_list` shows, read with one short lock.
     pub fn status(&self) -> Status {
-        let (exited, last_output, reported_cwd, size) = {
+        let (exited, last_output, reported_cwd, size, person) = {
             let s = self.state();
             (
                 s.command.exit().is_some(),
                 s.output.last_output(),
                 s.command.reported_cwd().map(str::to_string),
                 s.size(),
+                s.attached.last_seen(),
             )
         };
         let used = self.last_used();
@@ -70,7 +71,8 @@ impl Session {
                     None => platform::process_cwd(self.pid),
                 })
                 .unwrap_or_else(|| self.shape.cwd.clone()),
-            idle: used.max(last_output).elapsed(),
+            // A person attached (even silent) keeps it from idling; their leaving counts too.
+            idle: used.max(last_output).max(person.unwrap_or(used)).elapsed(),
             size,
         }
     }

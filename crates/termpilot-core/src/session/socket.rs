@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::emulator::Size;
 use super::redraw::redraw;
@@ -70,6 +70,8 @@ impl Drop for Client {
 pub(crate) struct Clients {
     next_id: u64,
     list: Vec<Client>,
+    /// When the last person left (the idle clock counts from there).
+    left: Option<Instant>,
 }
 
 impl Clients {
@@ -79,6 +81,7 @@ impl Clients {
         if self.list.is_empty() {
             return;
         }
+        let before = self.list.len();
         self.list.retain(|c| match c.tx.try_send(chunk.to_vec()) {
             Ok(()) => true,
             Err(TrySendError::Full(_)) => {
@@ -87,15 +90,29 @@ impl Clients {
             }
             Err(TrySendError::Disconnected(_)) => false,
         });
+        if self.list.len() < before {
+            self.left = Some(Instant::now());
+        }
     }
 
     /// Disconnects every client (the session ended).
     pub(crate) fn end(&mut self) {
         self.list.clear();
+        self.left = Some(Instant::now());
     }
 
     pub(crate) fn count(&self) -> usize {
         self.list.len()
+    }
+
+    /// When a person was last attached: now while one is, else when the last one left
+    /// (`None`: nobody ever was). A session is not idle while someone watches it.
+    pub(crate) fn last_seen(&self) -> Option<Instant> {
+        if self.list.is_empty() {
+            self.left
+        } else {
+            Some(Instant::now())
+        }
     }
 
     fn add(&mut self, tx: SyncSender<Vec<u8>>, hang_up: Box<dyn Fn() + Send>) -> u64 {
@@ -106,7 +123,11 @@ impl Clients {
     }
 
     fn remove(&mut self, id: u64) {
+        let before = self.list.len();
         self.list.retain(|c| c.id != id);
+        if self.list.len() < before {
+            self.left = Some(Instant::now());
+        }
     }
 
     /// Stops feeding client `id` without hanging up: its writer sends what is queued, then
