@@ -644,3 +644,171 @@ async fn a_silent_attached_person_keeps_a_kept_session_from_idling() {
     }
     server.stop().await;
 }
+
+type PageSocket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The next JSON message of `kind` on a page's socket; the terminal bytes seen meanwhile are
+/// added to `seen`.
+async fn page_message(ws: &mut PageSocket, kind: &str, seen: &mut String) -> Value {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    tokio::time::timeout(common::TEST_TIMEOUT, async {
+        while let Some(Ok(message)) = ws.next().await {
+            match message {
+                Message::Text(text) => {
+                    let value: Value = serde_json::from_str(&text).unwrap();
+                    if value["type"] == kind {
+                        return value;
+                    }
+                }
+                Message::Binary(bytes) => seen.push_str(&String::from_utf8_lossy(&bytes)),
+                _ => {}
+            }
+        }
+        panic!("the page's socket closed before a `{kind}` message; saw {seen:?}");
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no `{kind}` message in time; saw {seen:?}"))
+}
+
+/// Reads the page's socket until its terminal bytes hold `needle`.
+async fn page_bytes_until(ws: &mut PageSocket, needle: &str, seen: &mut String) {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    tokio::time::timeout(common::TEST_TIMEOUT, async {
+        while !seen.contains(needle) {
+            match ws.next().await {
+                Some(Ok(Message::Binary(bytes))) => seen.push_str(&String::from_utf8_lossy(&bytes)),
+                Some(Ok(_)) => {}
+                other => panic!("the page's socket ended before {needle:?}: {other:?}"),
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{needle:?} on the page in time; saw {seen:?}"));
+}
+
+async fn page_send(ws: &mut PageSocket, value: Value) {
+    use futures_util::SinkExt;
+    ws.send(tokio_tungstenite::tungstenite::Message::Text(
+        value.to_string().into(),
+    ))
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_page_lists_a_kept_session_and_a_person_watches_and_takes_it_over() {
+    use common::http::{self, TOKEN};
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let rt = Runtime::new();
+    let starter = rt.server(&[]).await;
+    let id = start_kept(&starter).await;
+    exec_out(&starter, &id, "echo before-$((5*5))").await;
+    starter.stop().await;
+
+    // Another server, with the page: its list has the kept session, marked.
+    let web = http::spawn(
+        &["--http", "127.0.0.1:0"],
+        &[("TERMPILOT_TOKEN", TOKEN), ("XDG_RUNTIME_DIR", rt.path())],
+    )
+    .await;
+    let listed: Value = reqwest::Client::new()
+        .get(format!("{}/api/sessions", web.url))
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .header("origin", &web.url)
+        .send()
+        .await
+        .expect("the list answers")
+        .text()
+        .await
+        .map(|t| serde_json::from_str(&t).expect("the list is JSON"))
+        .unwrap();
+    let entry = list_entry(&listed, &id).unwrap_or_else(|| panic!("kept session listed: {listed}"));
+    assert_eq!(entry["kept"], true, "{entry}");
+
+    // The page's live socket: the redraw (scrollback from before), keys refused until taken.
+    let mut request = format!("ws://127.0.0.1:{}/ws/session/{id}", web.port)
+        .into_client_request()
+        .unwrap();
+    let headers = request.headers_mut();
+    headers.insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    headers.insert("origin", web.url.parse().unwrap());
+    let (mut page, _) = tokio::time::timeout(
+        common::TEST_TIMEOUT,
+        tokio_tungstenite::connect_async(request),
+    )
+    .await
+    .expect("the socket opens in time")
+    .expect("the page's socket on a kept session opens");
+    let mut seen = String::new();
+    let hello = page_message(&mut page, "hello", &mut seen).await;
+    assert_eq!(
+        (hello["kept"].clone(), hello["controller"].clone()),
+        (json!(true), json!("agent")),
+        "{hello}"
+    );
+    page_send(&mut page, json!({"type": "input", "data": "echo sneaky\r"})).await;
+    let refused = page_message(&mut page, "refused", &mut seen).await;
+    assert!(
+        refused["why"]
+            .as_str()
+            .unwrap()
+            .contains("agent holds control"),
+        "{refused}"
+    );
+    page_bytes_until(&mut page, "before-25", &mut seen).await;
+
+    // Taken: the agent (any server) is refused, the person's keys reach the shell.
+    page_send(&mut page, json!({"type": "take"})).await;
+    let control = page_message(&mut page, "control", &mut seen).await;
+    assert_eq!(
+        (control["controller"].clone(), control["you"].clone()),
+        (json!("person"), json!(true)),
+        "{control}"
+    );
+    let agent = rt.server(&[]).await;
+    let deadline = tokio::time::Instant::now() + common::TEST_TIMEOUT;
+    loop {
+        let e = agent
+            .call(
+                "terminal_send_key",
+                json!({"sessionId": id, "key": "Enter"}),
+            )
+            .await;
+        if e.is_error == Some(true) {
+            let e = common::text(&e);
+            assert!(e.contains("A person is typing"), "{e}");
+            break;
+        }
+        // The take travels to the host beside the list; a key sent before it landed is harmless.
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the agent was never refused"
+        );
+    }
+    page_send(
+        &mut page,
+        json!({"type": "input", "data": "echo page-$((6*7))\r"}),
+    )
+    .await;
+    let waited = agent
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^page-42$", "on": "screen"}),
+        )
+        .await;
+    assert_eq!(waited["matched"], true, "{waited}");
+    page_bytes_until(&mut page, "page-42", &mut seen).await;
+
+    // Released: the agent types again; the page closes, the session stays kept.
+    page_send(&mut page, json!({"type": "release"})).await;
+    while page_message(&mut page, "control", &mut seen).await["controller"] != "agent" {}
+    let out = exec_out(&agent, &id, "echo agent-back").await;
+    assert!(out.contains("agent-back"), "{out}");
+    drop(page);
+    agent.ok("terminal_stop", json!({"sessionId": id})).await;
+    agent.stop().await;
+    web.terminate().await;
+}

@@ -7,6 +7,7 @@
 //! - [`ended`]: ended sessions' last screens and `.cast` transcripts, for replay.
 //! - [`live`]: one session over a WebSocket — the attach redraw, then every byte; take
 //!   control / release.
+//! - [`kept`]: a kept session (the session host's) on the page, through its attach socket.
 //! - [`secret`]: the one-time page where a person answers a secret prompt (issue 35).
 //!
 //! Served by [`crate::mcp::http`], next to `/mcp` (`--http`) or alone next to stdio (`--web`).
@@ -14,6 +15,7 @@
 pub mod assets;
 pub mod ended;
 pub mod guard;
+pub mod kept;
 pub mod list;
 pub mod live;
 pub mod secret;

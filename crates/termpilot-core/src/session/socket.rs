@@ -20,6 +20,10 @@
 //!   `cols: u16, rows: u16` (big-endian), sent by `attach --resize`; `d` = detach (no
 //!   payload): the server stops feeding this client, writes what it had queued for it — all
 //!   the output read before the detach — and closes. Unknown kinds are skipped.
+//!   The web page's keyboard hold, for a page on another server (a kept session's, proxied):
+//!   `t` = take control (as a person holding it on a page: the agent's typing is refused),
+//!   `l` = release it, `k` = a person's keys, which count only while this client holds
+//!   control; control this client holds is released when it leaves.
 //!
 //! The session never waits for a client: output is queued ([`CLIENT_QUEUE`] chunks) and a
 //! client that falls that far behind, or stops reading for [`WRITE_TIMEOUT`], is dropped.
@@ -49,6 +53,12 @@ pub const FRAME_INPUT: u8 = b'i';
 pub const FRAME_RESIZE: u8 = b'r';
 /// The client leaves: the server sends what it queued for it so far, then closes.
 pub const FRAME_DETACH: u8 = b'd';
+/// The web page's keyboard hold over the socket: take, release, a person's keys.
+pub const FRAME_TAKE: u8 = b't';
+pub const FRAME_RELEASE: u8 = b'l';
+pub const FRAME_KEYS: u8 = b'k';
+/// A socket client's control-holder id, apart from the pages of the process itself.
+const SOCKET_HOLDER: u64 = 1 << 62;
 
 /// One attached client, as the session's reader sees it.
 struct Client {
@@ -481,7 +491,13 @@ mod unix {
                 FRAME_INPUT => session.send_input(payload.clone()),
                 FRAME_DETACH => {
                     session.state().attached.detach(id);
+                    session.release_control(SOCKET_HOLDER | id);
                     return;
+                }
+                FRAME_TAKE => session.take_control(SOCKET_HOLDER | id),
+                FRAME_RELEASE => session.release_control(SOCKET_HOLDER | id),
+                FRAME_KEYS => {
+                    let _ = session.person_keys(SOCKET_HOLDER | id, payload.clone());
                 }
                 FRAME_RESIZE if len == 4 => {
                     let cols = u16::from_be_bytes([payload[0], payload[1]]);
@@ -495,6 +511,7 @@ mod unix {
         }
         if let Some(session) = session.upgrade() {
             session.state().attached.remove(id);
+            session.release_control(SOCKET_HOLDER | id);
         }
     }
 }
