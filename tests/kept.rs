@@ -812,3 +812,60 @@ async fn the_web_page_lists_a_kept_session_and_a_person_watches_and_takes_it_ove
     agent.stop().await;
     web.terminate().await;
 }
+
+#[tokio::test]
+async fn cancelling_a_forwarded_call_cancels_it_in_the_host() {
+    use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
+    use rmcp::service::PeerRequestOptions;
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let id = start_kept(&server).await;
+    let own = format!(
+        "3{}.{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_micros()
+    );
+    let params = CallToolRequestParams::new("terminal_exec").with_arguments(
+        json!({"sessionId": id, "command": format!("sleep {own}"), "timeout": 60000})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let handle = server
+        .client
+        .peer()
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + common::TEST_TIMEOUT;
+    loop {
+        let list = server.ok("terminal_list", json!({})).await;
+        if list_entry(&list, &id).is_some_and(|e| e["busy"] == true) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the sleep never started: {list}"
+        );
+        tokio::task::yield_now().await;
+    }
+    handle.cancel(Some("test".into())).await.unwrap();
+    // The host interrupted it: the prompt is back, the sleep gone.
+    let out = exec_out(&server, &id, "echo hi").await;
+    assert_eq!(out, "hi");
+    let ps = exec_out(
+        &server,
+        &id,
+        &format!("ps -eo args | grep -c '^sleep {own}$' || true"),
+    )
+    .await;
+    assert_eq!(ps, "0", "the sleep survived the cancel");
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    server.stop().await;
+}

@@ -5,7 +5,8 @@
 //! must be ours, and the host's `serverInfo` must be `termpilot-session-host/<protocol>` at
 //! this binary's version. A host of another version is left alone (the call says so). Every
 //! call is bounded like a remote link's: by the call's own `timeout` plus a margin, by the
-//! host's end (a host that dies mid-call gives a clear error at once), and by cancellation.
+//! host's end (a host that dies mid-call gives a clear error at once), and by cancellation,
+//! which the host is told of (the request's `notifications/cancelled`).
 //! The process keeps one link ([`current`]), replaced when it ends.
 
 use std::path::Path;
@@ -166,6 +167,9 @@ impl KeepLink {
                 "The session host did not answer `{name}` within {} s; retry, or list the kept sessions with `termpilot sessions`.",
                 bound.as_secs()
             ))),
+            // Dropping the request (here, and at the bound above) sends the host
+            // `notifications/cancelled` for it (rmcp's abandoned-request guard), so the call
+            // is cancelled there too: `kept::cancelling_a_forwarded_call_cancels_it_in_the_host`.
             _ = cancel.cancelled() => Err(ToolError::new(format!(
                 "The call `{name}` on a kept session was cancelled."
             ))),
