@@ -869,3 +869,24 @@ async fn cancelling_a_forwarded_call_cancels_it_in_the_host() {
     server.ok("terminal_stop", json!({"sessionId": id})).await;
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_batch_on_a_kept_session_runs_in_the_host() {
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let id = start_kept(&server).await;
+    let done = server
+        .ok(
+            "terminal_batch",
+            json!({"sessionId": id, "actions": [
+                {"type": "type", "text": "echo batch-$((7*6))"},
+                {"type": "press", "key": "Enter"},
+                {"type": "wait", "pattern": "^batch-42$"},
+            ]}),
+        )
+        .await;
+    assert_eq!(done["ok"], true, "{done}");
+    assert!(done["screen"].to_string().contains("batch-42"), "{done}");
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    server.stop().await;
+}

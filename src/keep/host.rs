@@ -9,7 +9,8 @@
 //! closed at once, and logged. It holds a lock file for its life (one host per policy),
 //! starts the undertaker like a server (its sessions' processes die with it, `kill -9`
 //! included), keeps its record ([`super::record`]) current, and ends by itself once it has
-//! held no session for [`EMPTY_GRACE`].
+//! held no session for [`EMPTY_GRACE`]. At rest it gives back the memory it does not use
+//! ([`super::rest`]).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -127,6 +128,7 @@ pub fn run(args: HostArgs) -> Result<(), String> {
         tracing::info!(pid = rec.pid, socket = %files.socket.display(), "session host listening");
         let mut tick = tokio::time::interval(TICK);
         let mut empty_since = Some(Instant::now());
+        let mut settled = false;
         let me = super::settings::my_uid();
         let stop = stop_signal();
         tokio::pin!(stop);
@@ -159,7 +161,17 @@ pub fn run(args: HostArgs) -> Result<(), String> {
                     }
                 }
                 _ = tick.tick() => {
-                    let ids = held(&core);
+                    let sessions = core.sessions.list();
+                    // Quiet (no call, no output, no person) for a moment: give memory back,
+                    // once per quiet spell.
+                    let quiet = sessions.iter().all(|s| s.idle_ms >= super::rest::QUIET.as_millis() as u64);
+                    if quiet && !settled {
+                        let dropped = super::rest::settle();
+                        tracing::debug!(dropped, "at rest: clean code and constant pages given back");
+                    }
+                    settled = quiet;
+                    let mut ids: Vec<String> = sessions.into_iter().map(|s| s.id).collect();
+                    ids.sort();
                     if ids != rec.ids {
                         rec.ids = ids;
                         if let Err(e) = record::write(&files.record, &rec) {
