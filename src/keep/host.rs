@@ -161,17 +161,16 @@ pub fn run(args: HostArgs) -> Result<(), String> {
                     }
                 }
                 _ = tick.tick() => {
-                    let sessions = core.sessions.list();
+                    // Cheap (no `/proc`): this runs every tick, at rest too.
+                    let (ids, quiet_for) = core.sessions.quiet();
                     // Quiet (no call, no output, no person) for a moment: give memory back,
                     // once per quiet spell.
-                    let quiet = sessions.iter().all(|s| s.idle_ms >= super::rest::QUIET.as_millis() as u64);
+                    let quiet = quiet_for.is_none_or(|q| q >= super::rest::QUIET);
                     if quiet && !settled {
                         let dropped = super::rest::settle();
                         tracing::debug!(dropped, "at rest: clean code and constant pages given back");
                     }
                     settled = quiet;
-                    let mut ids: Vec<String> = sessions.into_iter().map(|s| s.id).collect();
-                    ids.sort();
                     if ids != rec.ids {
                         rec.ids = ids;
                         if let Err(e) = record::write(&files.record, &rec) {
@@ -206,9 +205,7 @@ pub fn run(args: HostArgs) -> Result<(), String> {
 
 /// The ids of the sessions the host holds, sorted.
 fn held(core: &Core) -> Vec<String> {
-    let mut ids: Vec<String> = core.sessions.list().into_iter().map(|s| s.id).collect();
-    ids.sort();
-    ids
+    core.sessions.quiet().0
 }
 
 /// Takes the host lock of `files` (held until the process ends; close-on-exec, so no

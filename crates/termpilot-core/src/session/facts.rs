@@ -77,6 +77,17 @@ impl Session {
         }
     }
 
+    /// How long the session has been quiet (no call, no output, no attached person; zero while
+    /// one is attached): [`Status::idle`] without asking the OS anything.
+    pub fn quiet_for(&self) -> Duration {
+        let (last_output, person) = {
+            let s = self.state();
+            (s.output.last_output(), s.attached.last_seen())
+        };
+        let used = self.last_used();
+        used.max(last_output).max(person.unwrap_or(used)).elapsed()
+    }
+
     /// The working directory the shell last reported, if it did.
     pub fn reported_cwd(&self) -> Option<String> {
         self.state().command.reported_cwd().map(str::to_string)
