@@ -890,3 +890,40 @@ async fn a_batch_on_a_kept_session_runs_in_the_host() {
     server.ok("terminal_stop", json!({"sessionId": id})).await;
     server.stop().await;
 }
+
+/// A process's resident set, in KiB.
+fn rss_kib(pid: i64) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_quiet_host_gives_memory_back_and_still_serves() {
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let id = start_kept(&server).await;
+    for i in 0..5 {
+        let out = exec_out(&server, &id, &format!("echo busy-{i}")).await;
+        assert!(out.contains(&format!("busy-{i}")), "{out}");
+    }
+    let host = rt.host_pid();
+    let busy = rss_kib(host);
+    // Quiet for a moment: it settles (within a tick or two of a second of quiet).
+    let deadline = tokio::time::Instant::now() + common::TEST_TIMEOUT;
+    while rss_kib(host) * 4 > busy * 3 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the host kept {} KiB of {busy} KiB at rest",
+            rss_kib(host)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let out = exec_out(&server, &id, "echo after-rest-$((40+2))").await;
+    assert!(out.contains("after-rest-42"), "{out}");
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    server.stop().await;
+}
