@@ -927,3 +927,48 @@ async fn a_quiet_host_gives_memory_back_and_still_serves() {
     server.ok("terminal_stop", json!({"sessionId": id})).await;
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_kept_session_shows_in_the_page_of_a_real_browser() {
+    use common::http::{self, TOKEN};
+    let rt = Runtime::new();
+    let starter = rt.server(&[]).await;
+    let id = start_kept(&starter).await;
+    exec_out(&starter, &id, "echo shown-$((8*8))").await;
+    starter.stop().await;
+    let web = http::spawn(
+        &["--http", "127.0.0.1:0"],
+        &[("TERMPILOT_TOKEN", TOKEN), ("XDG_RUNTIME_DIR", rt.path())],
+    )
+    .await;
+    let Some(mut browser) = common::cdp::Browser::launch().await else {
+        return;
+    };
+    let wait = std::time::Duration::from_secs(20);
+    browser
+        .navigate(&format!("{}/#token={TOKEN}", web.url))
+        .await;
+    let row = format!("document.querySelector('#sessions li[data-id=\"{id}\"]')");
+    assert!(
+        browser
+            .wait_for(
+                &format!("{row} && {row}.querySelector('.badge.kept')"),
+                wait
+            )
+            .await,
+        "the kept session is listed with its badge"
+    );
+    browser
+        .click(&format!("#sessions li[data-id=\"{id}\"]"))
+        .await;
+    assert!(
+        browser
+            .wait_for("window.termpilot.screenText().includes('shown-64')", wait)
+            .await,
+        "the page shows the kept session's screen"
+    );
+    let agent = rt.server(&[]).await;
+    agent.ok("terminal_stop", json!({"sessionId": id})).await;
+    agent.stop().await;
+    web.terminate().await;
+}
