@@ -582,3 +582,393 @@ async fn two_servers_keeping_at_once_share_one_host() {
     a.stop().await;
     b.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_attached_person_keeps_a_kept_session_from_idling() {
+    use std::process::Stdio;
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rt = Runtime::new();
+    let server = rt.server(&["--keep-idle", "2s"]).await;
+    let id = start_kept(&server).await;
+    let mut child = tokio::process::Command::new(common::BIN)
+        .args(["attach", &id])
+        .env("XDG_RUNTIME_DIR", rt.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run termpilot attach");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = child.stdout.take().expect("stdout");
+    // Joined once the redraw arrives.
+    let mut first = [0u8; 256];
+    let n = tokio::time::timeout(common::TEST_TIMEOUT, stdout.read(&mut first))
+        .await
+        .expect("the redraw in time")
+        .unwrap();
+    assert!(n > 0, "attach ended at once");
+    let drain = tokio::spawn(async move {
+        let mut rest = Vec::new();
+        let _ = stdout.read_to_end(&mut rest).await;
+    });
+
+    // Three times the idle limit with nobody typing and nothing printed: still there.
+    let until = tokio::time::Instant::now() + Duration::from_secs(6);
+    while tokio::time::Instant::now() < until {
+        let list = server.ok("terminal_list", json!({})).await;
+        let entry =
+            list_entry(&list, &id).unwrap_or_else(|| panic!("ended while attached: {list}"));
+        assert_eq!(entry["endsInSecs"], 2, "{entry}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    // Detached: the idle clock runs from the leaving, and it ends.
+    stdin.write_all(b"\x1d").await.unwrap();
+    stdin.flush().await.unwrap();
+    let status = tokio::time::timeout(common::TEST_TIMEOUT, child.wait())
+        .await
+        .expect("attach ended in time")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    let _ = drain.await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let list = server.ok("terminal_list", json!({})).await;
+        if list_entry(&list, &id).is_none() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "still kept: {list}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    server.stop().await;
+}
+
+type PageSocket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The next JSON message of `kind` on a page's socket; the terminal bytes seen meanwhile are
+/// added to `seen`.
+async fn page_message(ws: &mut PageSocket, kind: &str, seen: &mut String) -> Value {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    tokio::time::timeout(common::TEST_TIMEOUT, async {
+        while let Some(Ok(message)) = ws.next().await {
+            match message {
+                Message::Text(text) => {
+                    let value: Value = serde_json::from_str(&text).unwrap();
+                    if value["type"] == kind {
+                        return value;
+                    }
+                }
+                Message::Binary(bytes) => seen.push_str(&String::from_utf8_lossy(&bytes)),
+                _ => {}
+            }
+        }
+        panic!("the page's socket closed before a `{kind}` message; saw {seen:?}");
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no `{kind}` message in time; saw {seen:?}"))
+}
+
+/// Reads the page's socket until its terminal bytes hold `needle`.
+async fn page_bytes_until(ws: &mut PageSocket, needle: &str, seen: &mut String) {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    tokio::time::timeout(common::TEST_TIMEOUT, async {
+        while !seen.contains(needle) {
+            match ws.next().await {
+                Some(Ok(Message::Binary(bytes))) => seen.push_str(&String::from_utf8_lossy(&bytes)),
+                Some(Ok(_)) => {}
+                other => panic!("the page's socket ended before {needle:?}: {other:?}"),
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{needle:?} on the page in time; saw {seen:?}"));
+}
+
+async fn page_send(ws: &mut PageSocket, value: Value) {
+    use futures_util::SinkExt;
+    ws.send(tokio_tungstenite::tungstenite::Message::Text(
+        value.to_string().into(),
+    ))
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_page_lists_a_kept_session_and_a_person_watches_and_takes_it_over() {
+    use common::http::{self, TOKEN};
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let rt = Runtime::new();
+    let starter = rt.server(&[]).await;
+    let id = start_kept(&starter).await;
+    exec_out(&starter, &id, "echo before-$((5*5))").await;
+    starter.stop().await;
+
+    // Another server, with the page: its list has the kept session, marked.
+    let web = http::spawn(
+        &["--http", "127.0.0.1:0"],
+        &[("TERMPILOT_TOKEN", TOKEN), ("XDG_RUNTIME_DIR", rt.path())],
+    )
+    .await;
+    let listed: Value = reqwest::Client::new()
+        .get(format!("{}/api/sessions", web.url))
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .header("origin", &web.url)
+        .send()
+        .await
+        .expect("the list answers")
+        .text()
+        .await
+        .map(|t| serde_json::from_str(&t).expect("the list is JSON"))
+        .unwrap();
+    let entry = list_entry(&listed, &id).unwrap_or_else(|| panic!("kept session listed: {listed}"));
+    assert_eq!(entry["kept"], true, "{entry}");
+
+    // The page's live socket: the redraw (scrollback from before), keys refused until taken.
+    let mut request = format!("ws://127.0.0.1:{}/ws/session/{id}", web.port)
+        .into_client_request()
+        .unwrap();
+    let headers = request.headers_mut();
+    headers.insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    headers.insert("origin", web.url.parse().unwrap());
+    let (mut page, _) = tokio::time::timeout(
+        common::TEST_TIMEOUT,
+        tokio_tungstenite::connect_async(request),
+    )
+    .await
+    .expect("the socket opens in time")
+    .expect("the page's socket on a kept session opens");
+    let mut seen = String::new();
+    let hello = page_message(&mut page, "hello", &mut seen).await;
+    assert_eq!(
+        (hello["kept"].clone(), hello["controller"].clone()),
+        (json!(true), json!("agent")),
+        "{hello}"
+    );
+    page_send(&mut page, json!({"type": "input", "data": "echo sneaky\r"})).await;
+    let refused = page_message(&mut page, "refused", &mut seen).await;
+    assert!(
+        refused["why"]
+            .as_str()
+            .unwrap()
+            .contains("agent holds control"),
+        "{refused}"
+    );
+    page_bytes_until(&mut page, "before-25", &mut seen).await;
+
+    // Taken: the agent (any server) is refused, the person's keys reach the shell.
+    page_send(&mut page, json!({"type": "take"})).await;
+    let control = page_message(&mut page, "control", &mut seen).await;
+    assert_eq!(
+        (control["controller"].clone(), control["you"].clone()),
+        (json!("person"), json!(true)),
+        "{control}"
+    );
+    let agent = rt.server(&[]).await;
+    let deadline = tokio::time::Instant::now() + common::TEST_TIMEOUT;
+    loop {
+        let e = agent
+            .call(
+                "terminal_send_key",
+                json!({"sessionId": id, "key": "Enter"}),
+            )
+            .await;
+        if e.is_error == Some(true) {
+            let e = common::text(&e);
+            assert!(e.contains("A person is typing"), "{e}");
+            break;
+        }
+        // The take travels to the host beside the list; a key sent before it landed is harmless.
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the agent was never refused"
+        );
+    }
+    page_send(
+        &mut page,
+        json!({"type": "input", "data": "echo page-$((6*7))\r"}),
+    )
+    .await;
+    let waited = agent
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^page-42$", "on": "screen"}),
+        )
+        .await;
+    assert_eq!(waited["matched"], true, "{waited}");
+    page_bytes_until(&mut page, "page-42", &mut seen).await;
+
+    // Released: the agent types again; the page closes, the session stays kept.
+    page_send(&mut page, json!({"type": "release"})).await;
+    while page_message(&mut page, "control", &mut seen).await["controller"] != "agent" {}
+    let out = exec_out(&agent, &id, "echo agent-back").await;
+    assert!(out.contains("agent-back"), "{out}");
+    drop(page);
+    agent.ok("terminal_stop", json!({"sessionId": id})).await;
+    agent.stop().await;
+    web.terminate().await;
+}
+
+#[tokio::test]
+async fn cancelling_a_forwarded_call_cancels_it_in_the_host() {
+    use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
+    use rmcp::service::PeerRequestOptions;
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let id = start_kept(&server).await;
+    let own = format!(
+        "3{}.{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_micros()
+    );
+    let params = CallToolRequestParams::new("terminal_exec").with_arguments(
+        json!({"sessionId": id, "command": format!("sleep {own}"), "timeout": 60000})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let handle = server
+        .client
+        .peer()
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + common::TEST_TIMEOUT;
+    loop {
+        let list = server.ok("terminal_list", json!({})).await;
+        if list_entry(&list, &id).is_some_and(|e| e["busy"] == true) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the sleep never started: {list}"
+        );
+        tokio::task::yield_now().await;
+    }
+    handle.cancel(Some("test".into())).await.unwrap();
+    // The host interrupted it: the prompt is back, the sleep gone.
+    let out = exec_out(&server, &id, "echo hi").await;
+    assert_eq!(out, "hi");
+    let ps = exec_out(
+        &server,
+        &id,
+        &format!("ps -eo args | grep -c '^sleep {own}$' || true"),
+    )
+    .await;
+    assert_eq!(ps, "0", "the sleep survived the cancel");
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_batch_on_a_kept_session_runs_in_the_host() {
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let id = start_kept(&server).await;
+    let done = server
+        .ok(
+            "terminal_batch",
+            json!({"sessionId": id, "actions": [
+                {"type": "type", "text": "echo batch-$((7*6))"},
+                {"type": "press", "key": "Enter"},
+                {"type": "wait", "pattern": "^batch-42$"},
+            ]}),
+        )
+        .await;
+    assert_eq!(done["ok"], true, "{done}");
+    assert!(done["screen"].to_string().contains("batch-42"), "{done}");
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    server.stop().await;
+}
+
+/// A process's resident set, in KiB.
+fn rss_kib(pid: i64) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_quiet_host_gives_memory_back_and_still_serves() {
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let id = start_kept(&server).await;
+    for i in 0..5 {
+        let out = exec_out(&server, &id, &format!("echo busy-{i}")).await;
+        assert!(out.contains(&format!("busy-{i}")), "{out}");
+    }
+    let host = rt.host_pid();
+    let busy = rss_kib(host);
+    // Quiet for a moment: it settles (within a tick or two of a second of quiet).
+    let deadline = tokio::time::Instant::now() + common::TEST_TIMEOUT;
+    while rss_kib(host) * 4 > busy * 3 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the host kept {} KiB of {busy} KiB at rest",
+            rss_kib(host)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let out = exec_out(&server, &id, "echo after-rest-$((40+2))").await;
+    assert!(out.contains("after-rest-42"), "{out}");
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_kept_session_shows_in_the_page_of_a_real_browser() {
+    use common::http::{self, TOKEN};
+    let rt = Runtime::new();
+    let starter = rt.server(&[]).await;
+    let id = start_kept(&starter).await;
+    exec_out(&starter, &id, "echo shown-$((8*8))").await;
+    starter.stop().await;
+    let web = http::spawn(
+        &["--http", "127.0.0.1:0"],
+        &[("TERMPILOT_TOKEN", TOKEN), ("XDG_RUNTIME_DIR", rt.path())],
+    )
+    .await;
+    let Some(mut browser) = common::cdp::Browser::launch().await else {
+        return;
+    };
+    let wait = std::time::Duration::from_secs(20);
+    browser
+        .navigate(&format!("{}/#token={TOKEN}", web.url))
+        .await;
+    let row = format!("document.querySelector('#sessions li[data-id=\"{id}\"]')");
+    assert!(
+        browser
+            .wait_for(
+                &format!("{row} && {row}.querySelector('.badge.kept')"),
+                wait
+            )
+            .await,
+        "the kept session is listed with its badge"
+    );
+    browser
+        .click(&format!("#sessions li[data-id=\"{id}\"]"))
+        .await;
+    assert!(
+        browser
+            .wait_for("window.termpilot.screenText().includes('shown-64')", wait)
+            .await,
+        "the page shows the kept session's screen"
+    );
+    let agent = rt.server(&[]).await;
+    agent.ok("terminal_stop", json!({"sessionId": id})).await;
+    agent.stop().await;
+    web.terminate().await;
+}

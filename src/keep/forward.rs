@@ -73,7 +73,15 @@ async fn on_session(
     let Some(link) = super::link::current(false).await? else {
         return Err(no_host(id));
     };
-    let result = link.call(name, args, &ctx.cancel).await?;
+    let result = match link.call(name, args, &ctx.cancel).await {
+        Ok(result) => result,
+        Err(_) if link.is_ended() => {
+            return Err(ToolError::new(format!(
+                "Session {id} has ended: the session host ended during `{name}` (it died or was killed) and the kept sessions it held ended with it; start a new one with terminal_start and keep: true."
+            )));
+        }
+        Err(e) => return Err(e),
+    };
     if result.is_error == Some(true) {
         // A session of a host that died, asked of its successor.
         if let Some(files) = super::link::files()

@@ -9,7 +9,8 @@
 //! closed at once, and logged. It holds a lock file for its life (one host per policy),
 //! starts the undertaker like a server (its sessions' processes die with it, `kill -9`
 //! included), keeps its record ([`super::record`]) current, and ends by itself once it has
-//! held no session for [`EMPTY_GRACE`].
+//! held no session for [`EMPTY_GRACE`]. At rest it gives back the memory it does not use
+//! ([`super::rest`]).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -127,6 +128,7 @@ pub fn run(args: HostArgs) -> Result<(), String> {
         tracing::info!(pid = rec.pid, socket = %files.socket.display(), "session host listening");
         let mut tick = tokio::time::interval(TICK);
         let mut empty_since = Some(Instant::now());
+        let mut settled = false;
         let me = super::settings::my_uid();
         let stop = stop_signal();
         tokio::pin!(stop);
@@ -159,7 +161,16 @@ pub fn run(args: HostArgs) -> Result<(), String> {
                     }
                 }
                 _ = tick.tick() => {
-                    let ids = held(&core);
+                    // Cheap (no `/proc`): this runs every tick, at rest too.
+                    let (ids, quiet_for) = core.sessions.quiet();
+                    // Quiet (no call, no output, no person) for a moment: give memory back,
+                    // once per quiet spell.
+                    let quiet = quiet_for.is_none_or(|q| q >= super::rest::QUIET);
+                    if quiet && !settled {
+                        let dropped = super::rest::settle();
+                        tracing::debug!(dropped, "at rest: clean code and constant pages given back");
+                    }
+                    settled = quiet;
                     if ids != rec.ids {
                         rec.ids = ids;
                         if let Err(e) = record::write(&files.record, &rec) {
@@ -194,9 +205,7 @@ pub fn run(args: HostArgs) -> Result<(), String> {
 
 /// The ids of the sessions the host holds, sorted.
 fn held(core: &Core) -> Vec<String> {
-    let mut ids: Vec<String> = core.sessions.list().into_iter().map(|s| s.id).collect();
-    ids.sort();
-    ids
+    core.sessions.quiet().0
 }
 
 /// Takes the host lock of `files` (held until the process ends; close-on-exec, so no

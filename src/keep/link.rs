@@ -5,7 +5,8 @@
 //! must be ours, and the host's `serverInfo` must be `termpilot-session-host/<protocol>` at
 //! this binary's version. A host of another version is left alone (the call says so). Every
 //! call is bounded like a remote link's: by the call's own `timeout` plus a margin, by the
-//! host's end (a host that dies mid-call gives a clear error at once), and by cancellation.
+//! host's end (a host that dies mid-call gives a clear error at once), and by cancellation,
+//! which the host is told of (the request's `notifications/cancelled`).
 //! The process keeps one link ([`current`]), replaced when it ends.
 
 use std::path::Path;
@@ -21,6 +22,8 @@ use crate::mcp::reply::ToolError;
 
 /// Longest wait for the host's handshake.
 const HANDSHAKE_MAX: Duration = Duration::from_secs(10);
+/// How long a failed call waits for the link to see its connection end.
+const ENDING_MAX: Duration = Duration::from_secs(2);
 /// How long a server waits for a host another server is starting.
 const BUSY_MAX: Duration = Duration::from_secs(5);
 
@@ -154,18 +157,27 @@ impl KeepLink {
         let bound = crate::mcp::ctx::forward_bound(&args);
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(args);
         tokio::select! {
-            r = self.peer.call_tool(params) => r.map_err(|e| {
-                if self.is_ended() { host_gone(name) } else {
-                    ToolError::new(format!(
-                        "The session host did not answer `{name}` ({e}); retry the call."
-                    ))
+            r = self.peer.call_tool(params) => match r {
+                Ok(result) => Ok(result),
+                Err(e) => {
+                    // A write to a host that just died fails before the link has seen the
+                    // connection end: give it a moment to, so the error says what happened.
+                    let _ = tokio::time::timeout(ENDING_MAX, self.ended.cancelled()).await;
+                    Err(if self.is_ended() { host_gone(name) } else {
+                        ToolError::new(format!(
+                            "The session host did not answer `{name}` ({e}); retry the call."
+                        ))
+                    })
                 }
-            }),
+            },
             _ = self.ended.cancelled() => Err(host_gone(name)),
             _ = tokio::time::sleep(bound) => Err(ToolError::new(format!(
                 "The session host did not answer `{name}` within {} s; retry, or list the kept sessions with `termpilot sessions`.",
                 bound.as_secs()
             ))),
+            // Dropping the request (here, and at the bound above) sends the host
+            // `notifications/cancelled` for it (rmcp's abandoned-request guard), so the call
+            // is cancelled there too: `kept::cancelling_a_forwarded_call_cancels_it_in_the_host`.
             _ = cancel.cancelled() => Err(ToolError::new(format!(
                 "The call `{name}` on a kept session was cancelled."
             ))),

@@ -109,3 +109,44 @@ fn shape(entry: Value, verbose: bool, keep_idle: Option<u64>) -> Value {
     }
     Value::Object(obj)
 }
+
+/// How long the web page waits for the host's list before showing the local one alone.
+const PAGE_BOUND: Duration = Duration::from_secs(2);
+
+/// The host's sessions as its verbose `terminal_list` gives them, each with `kept: true`
+/// (for the web page); empty when no host runs or it does not answer within [`PAGE_BOUND`].
+/// Never starts a host.
+pub async fn host_sessions() -> Vec<Value> {
+    if !wanted() {
+        return Vec::new();
+    }
+    let Ok(Some(link)) = super::link::current(false).await else {
+        return Vec::new();
+    };
+    let mut args = JsonObject::new();
+    args.insert("verbose".into(), Value::Bool(true));
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let Ok(Ok(result)) =
+        tokio::time::timeout(PAGE_BOUND, link.call("terminal_list", args, &cancel)).await
+    else {
+        return Vec::new();
+    };
+    let Ok(reply) = super::forward::reply_of(result) else {
+        return Vec::new();
+    };
+    let mut sessions = reply.value["sessions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for s in &mut sessions {
+        if let Value::Object(o) = s {
+            o.insert("kept".into(), Value::Bool(true));
+        }
+    }
+    sessions
+}
+
+/// Kept session `id` as [`host_sessions`] lists it.
+pub async fn host_session(id: &str) -> Option<Value> {
+    host_sessions().await.into_iter().find(|s| s["id"] == id)
+}

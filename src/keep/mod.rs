@@ -18,6 +18,7 @@ pub mod link;
 pub mod list;
 pub mod paths;
 pub mod record;
+pub mod rest;
 pub mod sessions_cmd;
 pub mod settings;
 pub mod start;

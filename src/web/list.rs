@@ -1,7 +1,8 @@
 //! The session list (live ones, then the ended ones the server remembers, see
 //! [`termpilot_core::ended`]): `GET /api/sessions` (JSON) and `/ws/sessions`, a WebSocket that sends
 //! the list at once, whenever a session starts or ends, and every [`REFRESH`] (busy/idle
-//! and the foreground command change without an event). `secretLinks` maps a session waiting at
+//! and the foreground command change without an event). The user's kept sessions (in the
+//! session host, `crate::keep`) follow this server's own, marked `kept: true`. `secretLinks` maps a session waiting at
 //! a secret prompt that a call asked a person about to its one-time page ([`super::secret`]).
 
 use std::sync::Arc;
@@ -17,9 +18,13 @@ use super::Web;
 /// How often the list is re-sent without an event.
 pub const REFRESH: Duration = Duration::from_secs(1);
 
-fn listing(web: &Web) -> serde_json::Value {
+async fn listing(web: &Web) -> serde_json::Value {
+    let mut sessions = serde_json::to_value(web.core.sessions.list()).unwrap_or_default();
+    if let Some(all) = sessions.as_array_mut() {
+        all.extend(crate::keep::list::host_sessions().await);
+    }
     serde_json::json!({
-        "sessions": web.core.sessions.list(),
+        "sessions": sessions,
         "ended": web.core.sessions.ended.list(),
         "secretLinks": super::secret::open_links(),
         "secretPrompts": super::secret_field::prompts(&web.core),
@@ -29,7 +34,7 @@ fn listing(web: &Web) -> serde_json::Value {
 pub async fn json(State(web): State<Arc<Web>>) -> Response {
     (
         [(header::CONTENT_TYPE, "application/json")],
-        listing(&web).to_string(),
+        listing(&web).await.to_string(),
     )
         .into_response()
 }
@@ -42,7 +47,7 @@ async fn push(mut ws: WebSocket, web: Arc<Web>) {
     let mut changes = web.core.sessions.changes();
     let mut last = String::new();
     loop {
-        let now = listing(&web).to_string();
+        let now = listing(&web).await.to_string();
         if now != last {
             if ws.send(Message::Text(now.clone().into())).await.is_err() {
                 return;

@@ -10,6 +10,7 @@
 //! `{"type":"input","data":"…"}`. Keys count only while this page holds control; closing
 //! the page releases it. A `take` while another page holds control is refused with who holds
 //! it (`refused`, `canForce: true`); `{"type":"take","force":true}` takes it anyway.
+//! A kept session (held by the session host) is proxied the same way by [`super::kept`].
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -61,6 +62,9 @@ pub async fn socket(
     upgrade: WebSocketUpgrade,
 ) -> Response {
     let Some(session) = web.core.sessions.peek(&id) else {
+        if crate::keep::settings::is_kept_id(&id) {
+            return super::kept::socket(web, id, upgrade).await;
+        }
         return (
             StatusCode::NOT_FOUND,
             format!("No live session is called `{id}`."),

@@ -7,6 +7,7 @@
 //! - [`ended`]: ended sessions' last screens and `.cast` transcripts, for replay.
 //! - [`live`]: one session over a WebSocket — the attach redraw, then every byte; take
 //!   control / release.
+//! - [`kept`]: a kept session (the session host's) on the page, through its attach socket.
 //! - [`secret`]: the one-time page where a person answers a secret prompt (issue 35).
 //! - [`secret_field`]: the page's own password field on a session waiting at one.
 //!
@@ -15,6 +16,7 @@
 pub mod assets;
 pub mod ended;
 pub mod guard;
+pub mod kept;
 pub mod list;
 pub mod live;
 pub mod secret;

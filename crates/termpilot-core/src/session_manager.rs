@@ -686,11 +686,12 @@ impl SessionManager {
 
     /// Ends sessions idle longer than the configured time, keeping their ids reserved.
     pub async fn sweep_idle(&self) {
-        // Listed under the lock, inspected (idle times, `/proc`) outside it.
+        // Listed under the lock, inspected outside it; the idle clock asks no `/proc` (a
+        // session host at rest runs this and little else).
         let live: Vec<Arc<Session>> = self.inner().live.clone();
         let candidates: Vec<Arc<Session>> = live
             .into_iter()
-            .filter(|s| s.status().idle >= self.config.idle_timeout)
+            .filter(|s| s.quiet_for() >= self.config.idle_timeout)
             .collect();
         for session in candidates {
             // A session inside a tool call (a long wait) is in use, not idle; holding its call
@@ -698,7 +699,7 @@ impl SessionManager {
             let Some(_call) = session.try_turn() else {
                 continue;
             };
-            if session.status().idle < self.config.idle_timeout {
+            if session.quiet_for() < self.config.idle_timeout {
                 continue;
             }
             let last_screen = session.screen_text();
@@ -720,6 +721,15 @@ impl SessionManager {
             self.ended.record(&session, &why);
             self.changed();
         }
+    }
+
+    /// The live sessions' ids, sorted, and how long the least quiet of them has been quiet
+    /// ([`Session::quiet_for`]; `None` without sessions): cheap, for a caller that asks often.
+    pub fn quiet(&self) -> (Vec<String>, Option<Duration>) {
+        let live: Vec<Arc<Session>> = self.inner().live.clone();
+        let mut ids: Vec<String> = live.iter().map(|s| s.id.clone()).collect();
+        ids.sort();
+        (ids, live.iter().map(|s| s.quiet_for()).min())
     }
 
     /// How often the idle sweep should run.

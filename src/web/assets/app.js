@@ -111,6 +111,8 @@ function render() {
     const li = row(s, status, `${s.foreground || s.shell.split("/").pop()} · ${s.cols}×${s.rows}`, s.cwd);
     li.className = state.open === s.id ? "open" : "";
     if (s.controller === "person") li.querySelector(".row1").insertAdjacentHTML("beforeend", '<span class="badge person">person</span>');
+    // Held by the user's session host: it outlives this server.
+    if (s.kept) li.querySelector(".row1").insertAdjacentHTML("beforeend", '<span class="badge kept" title="A kept session: it outlives the server and client that started it">kept</span>');
     // Waiting at a password prompt a call asked a person about: its one-time page.
     const secret = (state.secretLinks || {})[s.id];
     if (secret) {

@@ -44,13 +44,14 @@ impl Session {
 
     /// What `terminal_list` shows, read with one short lock.
     pub fn status(&self) -> Status {
-        let (exited, last_output, reported_cwd, size) = {
+        let (exited, last_output, reported_cwd, size, person) = {
             let s = self.state();
             (
                 s.command.exit().is_some(),
                 s.output.last_output(),
                 s.command.reported_cwd().map(str::to_string),
                 s.size(),
+                s.attached.last_seen(),
             )
         };
         let used = self.last_used();
@@ -70,9 +71,21 @@ impl Session {
                     None => platform::process_cwd(self.pid),
                 })
                 .unwrap_or_else(|| self.shape.cwd.clone()),
-            idle: used.max(last_output).elapsed(),
+            // A person attached (even silent) keeps it from idling; their leaving counts too.
+            idle: used.max(last_output).max(person.unwrap_or(used)).elapsed(),
             size,
         }
+    }
+
+    /// How long the session has been quiet (no call, no output, no attached person; zero while
+    /// one is attached): [`Status::idle`] without asking the OS anything.
+    pub fn quiet_for(&self) -> Duration {
+        let (last_output, person) = {
+            let s = self.state();
+            (s.output.last_output(), s.attached.last_seen())
+        };
+        let used = self.last_used();
+        used.max(last_output).max(person.unwrap_or(used)).elapsed()
     }
 
     /// The working directory the shell last reported, if it did.

@@ -88,8 +88,8 @@ pub use screen::{NoHighlights, ScreenOptions, ScreenText};
 pub use secret::{AskPerson, Asker, MAX_ASKS, PersonOutcome, PersonReply, SecretPrompt};
 pub use shell::resolve as resolve_shell;
 pub use socket::{
-    FRAME_DETACH, FRAME_INPUT, FRAME_RESIZE, Viewer, find as find_sockets, frame as socket_frame,
-    socket_dir,
+    FRAME_DETACH, FRAME_INPUT, FRAME_KEYS, FRAME_RELEASE, FRAME_RESIZE, FRAME_TAKE, Viewer,
+    find as find_sockets, frame as socket_frame, socket_dir,
 };
 pub use terminal::{Exit, LastLook, Session, Shape, Status, describe_exit};
 pub use text::{LineHistory, Style};

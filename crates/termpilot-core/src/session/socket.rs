@@ -20,6 +20,10 @@
 //!   `cols: u16, rows: u16` (big-endian), sent by `attach --resize`; `d` = detach (no
 //!   payload): the server stops feeding this client, writes what it had queued for it — all
 //!   the output read before the detach — and closes. Unknown kinds are skipped.
+//!   The web page's keyboard hold, for a page on another server (a kept session's, proxied):
+//!   `t` = take control (as a person holding it on a page: the agent's typing is refused),
+//!   `l` = release it, `k` = a person's keys, which count only while this client holds
+//!   control; control this client holds is released when it leaves.
 //!
 //! The session never waits for a client: output is queued ([`CLIENT_QUEUE`] chunks) and a
 //! client that falls that far behind, or stops reading for [`WRITE_TIMEOUT`], is dropped.
@@ -32,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::emulator::Size;
 use super::redraw::redraw;
@@ -49,6 +53,12 @@ pub const FRAME_INPUT: u8 = b'i';
 pub const FRAME_RESIZE: u8 = b'r';
 /// The client leaves: the server sends what it queued for it so far, then closes.
 pub const FRAME_DETACH: u8 = b'd';
+/// The web page's keyboard hold over the socket: take, release, a person's keys.
+pub const FRAME_TAKE: u8 = b't';
+pub const FRAME_RELEASE: u8 = b'l';
+pub const FRAME_KEYS: u8 = b'k';
+/// A socket client's control-holder id, apart from the pages of the process itself.
+const SOCKET_HOLDER: u64 = 1 << 62;
 
 /// One attached client, as the session's reader sees it.
 struct Client {
@@ -70,6 +80,8 @@ impl Drop for Client {
 pub(crate) struct Clients {
     next_id: u64,
     list: Vec<Client>,
+    /// When the last person left (the idle clock counts from there).
+    left: Option<Instant>,
 }
 
 impl Clients {
@@ -79,6 +91,7 @@ impl Clients {
         if self.list.is_empty() {
             return;
         }
+        let before = self.list.len();
         self.list.retain(|c| match c.tx.try_send(chunk.to_vec()) {
             Ok(()) => true,
             Err(TrySendError::Full(_)) => {
@@ -87,15 +100,29 @@ impl Clients {
             }
             Err(TrySendError::Disconnected(_)) => false,
         });
+        if self.list.len() < before {
+            self.left = Some(Instant::now());
+        }
     }
 
     /// Disconnects every client (the session ended).
     pub(crate) fn end(&mut self) {
         self.list.clear();
+        self.left = Some(Instant::now());
     }
 
     pub(crate) fn count(&self) -> usize {
         self.list.len()
+    }
+
+    /// When a person was last attached: now while one is, else when the last one left
+    /// (`None`: nobody ever was). A session is not idle while someone watches it.
+    pub(crate) fn last_seen(&self) -> Option<Instant> {
+        if self.list.is_empty() {
+            self.left
+        } else {
+            Some(Instant::now())
+        }
     }
 
     fn add(&mut self, tx: SyncSender<Vec<u8>>, hang_up: Box<dyn Fn() + Send>) -> u64 {
@@ -106,7 +133,11 @@ impl Clients {
     }
 
     fn remove(&mut self, id: u64) {
+        let before = self.list.len();
         self.list.retain(|c| c.id != id);
+        if self.list.len() < before {
+            self.left = Some(Instant::now());
+        }
     }
 
     /// Stops feeding client `id` without hanging up: its writer sends what is queued, then
@@ -460,7 +491,13 @@ mod unix {
                 FRAME_INPUT => session.send_input(payload.clone()),
                 FRAME_DETACH => {
                     session.state().attached.detach(id);
+                    session.release_control(SOCKET_HOLDER | id);
                     return;
+                }
+                FRAME_TAKE => session.take_control(SOCKET_HOLDER | id),
+                FRAME_RELEASE => session.release_control(SOCKET_HOLDER | id),
+                FRAME_KEYS => {
+                    let _ = session.person_keys(SOCKET_HOLDER | id, payload.clone());
                 }
                 FRAME_RESIZE if len == 4 => {
                     let cols = u16::from_be_bytes([payload[0], payload[1]]);
@@ -474,6 +511,7 @@ mod unix {
         }
         if let Some(session) = session.upgrade() {
             session.state().attached.remove(id);
+            session.release_control(SOCKET_HOLDER | id);
         }
     }
 }

@@ -48,7 +48,7 @@ pub struct Status {
     /// The foreground command when it is not the shell.
     pub foreground: Option<String>,
     pub cwd: PathBuf,
-    /// Since the last call or output.
+    /// Since the last call, output or attached person (zero while one is attached).
     pub idle: Duration,
     /// The terminal's size now (after any resize).
     pub size: Size,
