@@ -917,6 +917,38 @@ async fn a_slow_start_holds_up_no_other_call() {
     server.stop().await;
 }
 
+/// `--max-sessions 200` (issue 32 item 4): two hundred shells run at once, the 201st start is
+/// refused in one sentence that says what to do, and stopping one makes room again.
+#[tokio::test]
+async fn two_hundred_sessions_and_the_201st_is_refused() {
+    let server = start_with(Era::Initialize, &["--max-sessions", "200"], &[]).await;
+    let mut ids = Vec::new();
+    for _ in 0..200 {
+        ids.push(sh(&server).await);
+    }
+    let listed = server.ok("terminal_list", json!({})).await;
+    assert_eq!(listed["count"], 200, "{listed}");
+    let alive = listed["sessions"].as_array().unwrap();
+    assert!(alive.iter().all(|s| s["alive"] == true), "{listed}");
+    let e = server.err("terminal_start", json!({})).await;
+    assert_eq!(
+        e,
+        "200 sessions are open, the most this server allows; stop one with terminal_stop (terminal_list shows them) and try again."
+    );
+    server
+        .ok("terminal_stop", json!({"sessionId": ids.pop().unwrap()}))
+        .await;
+    let again = sh(&server).await;
+    let run = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": again, "command": "echo room-again"}),
+        )
+        .await;
+    assert_eq!(run["output"], "room-again", "{run}");
+    server.stop().await;
+}
+
 /// Starts racing for the last places of `--max-sessions` never exceed it: each in-flight
 /// start counts.
 #[tokio::test]
