@@ -15,9 +15,10 @@
 //!
 //! Busy: output was waiting after every chunk for [`BUSY_AFTER`]; the priorities drop while
 //! at least [`MIN_FLOODS`] sessions are busy (one flood alone starves nobody, and keeps its
-//! full speed against the rest of the machine). Quiet: the reader waited [`QUIET_AFTER`] or
-//! longer for output (a shorter wait is the kernel moving the next bytes along, or the
-//! lowered thread's own turn coming late, not the program stopping).
+//! full speed against the rest of the machine). Quiet: no output for [`QUIET_AFTER`] (a
+//! shorter gap is the kernel moving the next bytes along, or the lowered thread's own turn
+//! coming late, not the program stopping); a busy reader waits that long at most before it
+//! looks, so a session that stops printing has its priorities back within it.
 //!
 //! Raising a priority back may be refused: a thread's nice value needs root, `CAP_SYS_NICE`
 //! or `RLIMIT_NICE`, so without them the reader keeps its lower one for the rest of its
@@ -101,9 +102,21 @@ impl Fairness {
         }
     }
 
-    /// The reader waited `waited` for output: from [`QUIET_AFTER`] on, it was quiet.
-    pub(super) fn woke(&mut self, waited: Duration) {
-        if waited >= QUIET_AFTER {
+    /// Waits until the terminal `fd` has output (or hung up). A busy session waits
+    /// [`QUIET_AFTER`] first: nothing by then, it is quiet, and takes its priorities back
+    /// before the long wait; a wait that lasted that long is quiet too.
+    pub(super) fn wait(&mut self, fd: i32) {
+        if self.counted || self.lowered.is_some() {
+            if crate::platform::wait_readable_for(&[fd], QUIET_AFTER).is_some() {
+                return;
+            }
+            self.quiet();
+            crate::platform::wait_readable(&[fd]);
+            return;
+        }
+        let waiting = Instant::now();
+        crate::platform::wait_readable(&[fd]);
+        if waiting.elapsed() >= QUIET_AFTER {
             self.quiet();
         }
     }
@@ -248,6 +261,23 @@ fn restore_group(_pid: i32, _group: String, _base: i32) {}
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+
+    /// A pipe's two ends: (read, write).
+    fn pipe() -> (std::fs::File, std::fs::File) {
+        let mut fds = [0; 2];
+        // SAFETY: pipe(2) fills the two descriptors, which the files then own.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        use std::os::fd::FromRawFd;
+        // SAFETY: both descriptors were just opened and nothing else owns them.
+        unsafe {
+            (
+                std::fs::File::from_raw_fd(fds[0]),
+                std::fs::File::from_raw_fd(fds[1]),
+            )
+        }
+    }
 
     /// Serialises the tests: they share [`BUSY`].
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -279,9 +309,24 @@ mod tests {
             second_rx.recv().unwrap();
             fairness.after_chunk(true);
             assert_eq!(thread_nice(), low, "two floods step back");
-            fairness.woke(QUIET_AFTER / 2);
-            assert_eq!(thread_nice(), low, "a short wait is not quiet");
-            fairness.woke(QUIET_AFTER);
+            let (quiet, mut loud) = pipe();
+            loud.write_all(b"x").unwrap();
+            fairness.wait(quiet.as_raw_fd());
+            assert_eq!(thread_nice(), low, "output within the time: not quiet");
+            let mut byte = [0u8];
+            (&quiet).read_exact(&mut byte).unwrap();
+            let writer = std::thread::spawn(move || {
+                std::thread::sleep(QUIET_AFTER * 2);
+                loud.write_all(b"y").unwrap();
+                loud
+            });
+            let waited = Instant::now();
+            fairness.wait(quiet.as_raw_fd());
+            assert!(
+                waited.elapsed() >= QUIET_AFTER * 2,
+                "the long wait waits for output"
+            );
+            drop(writer.join().unwrap());
             if fairness.stuck {
                 assert_eq!(thread_nice(), low, "not allowed back up: stays low");
             } else {

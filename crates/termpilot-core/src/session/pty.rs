@@ -299,9 +299,7 @@ fn reader_loop(
         // and nothing readable" means every byte written so far has been scanned.
         if let Some(fd) = master_fd {
             ctx.idle.store(true, Ordering::SeqCst);
-            let waiting = Instant::now();
-            platform::wait_readable(&[fd]);
-            fairness.woke(waiting.elapsed());
+            fairness.wait(fd);
             ctx.idle.store(false, Ordering::SeqCst);
         }
         let n = match reader.read(&mut buf) {
