@@ -2,6 +2,11 @@
 //! (`TERMPILOT_BENCH_HTTP_CLIENTS`), each with its own MCP session and its own terminal session,
 //! all calling `terminal_exec` `echo hi` at the same time, 20 calls each. Every call must
 //! succeed (the errors are counted) and answer in p99 ≤ 20 ms, client to result.
+//!
+//! The calls are timed between two barriers: every client has its session before the first
+//! `echo hi` goes out, and none stops its session before the last one is answered, so the
+//! figure is fifty sessions driven at once, not the tail of fifty shells starting (or being
+//! killed and their process trees swept) beside it.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -16,6 +21,8 @@ const DEFAULT_CLIENTS: usize = 50;
 const CALLS: usize = 20;
 const TOKEN: &str = "bench-token-0123456789abcdef";
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest a client waits at a barrier for the others.
+const BARRIER_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// One MCP client over Streamable HTTP: its own connection pool and MCP session.
 struct Http {
@@ -89,14 +96,16 @@ impl Http {
     }
 }
 
-/// One client's whole run: the milliseconds of each `echo hi`, or what went wrong.
-async fn drive(url: String) -> Result<Vec<f64>, String> {
-    let mut http = Http {
-        client: reqwest::Client::new(),
-        url,
-        session: None,
-        next_id: 1,
-    };
+/// Waits, at most [`BARRIER_TIMEOUT`], until every client is here.
+async fn meet(barrier: &tokio::sync::Barrier) -> Result<(), String> {
+    tokio::time::timeout(BARRIER_TIMEOUT, barrier.wait())
+        .await
+        .map(|_| ())
+        .map_err(|_| format!("the other clients did not come in {BARRIER_TIMEOUT:?}"))
+}
+
+/// One client's session: initialised, with a terminal session started; its id.
+async fn open(http: &mut Http) -> Result<String, String> {
     http.send(
         "initialize",
         json!({"protocolVersion": "2025-11-25", "capabilities": {},
@@ -109,10 +118,14 @@ async fn drive(url: String) -> Result<Vec<f64>, String> {
     let started = http
         .call("terminal_start", json!({"env": {"PS1": "$ "}}))
         .await?;
-    let id = started["sessionId"]
+    Ok(started["sessionId"]
         .as_str()
         .ok_or("no sessionId")?
-        .to_string();
+        .to_string())
+}
+
+/// The timed part: the milliseconds of each `echo hi`.
+async fn echo(http: &mut Http, id: &str) -> Result<Vec<f64>, String> {
     let mut times = Vec::with_capacity(CALLS);
     for _ in 0..CALLS {
         let start = Instant::now();
@@ -127,7 +140,31 @@ async fn drive(url: String) -> Result<Vec<f64>, String> {
             return Err(format!("echo hi answered {r}"));
         }
     }
-    http.call("terminal_stop", json!({"sessionId": id})).await?;
+    Ok(times)
+}
+
+/// One client's whole run: the milliseconds of each `echo hi`, or what went wrong. Every
+/// client meets the others at both barriers, whatever happened to it.
+async fn drive(
+    url: String,
+    barrier: std::sync::Arc<tokio::sync::Barrier>,
+) -> Result<Vec<f64>, String> {
+    let mut http = Http {
+        client: reqwest::Client::new(),
+        url,
+        session: None,
+        next_id: 1,
+    };
+    let opened = open(&mut http).await;
+    meet(&barrier).await?;
+    let times = match &opened {
+        Ok(id) => echo(&mut http, id).await,
+        Err(e) => Err(e.clone()),
+    };
+    meet(&barrier).await?;
+    let times = times?;
+    http.call("terminal_stop", json!({"sessionId": opened?}))
+        .await?;
     Ok(times)
 }
 
@@ -168,8 +205,9 @@ pub fn run() -> Vec<Row> {
         .build()
         .unwrap();
     let results = runtime.block_on(async {
+        let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(clients));
         let tasks: Vec<_> = (0..clients)
-            .map(|_| tokio::spawn(drive(url.clone())))
+            .map(|_| tokio::spawn(drive(url.clone(), barrier.clone())))
             .collect();
         let mut results = Vec::new();
         for task in tasks {

@@ -917,6 +917,127 @@ async fn a_slow_start_holds_up_no_other_call() {
     server.stop().await;
 }
 
+/// `--max-sessions 200` (issue 32 item 4): two hundred shells run at once, the 201st start is
+/// refused in one sentence that says what to do, and stopping one makes room again.
+#[tokio::test]
+async fn two_hundred_sessions_and_the_201st_is_refused() {
+    let server = start_with(Era::Initialize, &["--max-sessions", "200"], &[]).await;
+    let mut ids = Vec::new();
+    for _ in 0..200 {
+        ids.push(sh(&server).await);
+    }
+    let listed = server.ok("terminal_list", json!({})).await;
+    assert_eq!(listed["count"], 200, "{listed}");
+    let alive = listed["sessions"].as_array().unwrap();
+    assert!(alive.iter().all(|s| s["alive"] == true), "{listed}");
+    let e = server.err("terminal_start", json!({})).await;
+    assert_eq!(
+        e,
+        "200 sessions are open, the most this server allows; stop one with terminal_stop (terminal_list shows them) and try again."
+    );
+    server
+        .ok("terminal_stop", json!({"sessionId": ids.pop().unwrap()}))
+        .await;
+    let again = sh(&server).await;
+    let run = server
+        .ok(
+            "terminal_exec",
+            json!({"sessionId": again, "command": "echo room-again"}),
+        )
+        .await;
+    assert_eq!(run["output"], "room-again", "{run}");
+    server.stop().await;
+}
+
+/// The nice value of a process's autogroup (`None` without autogroups) and of the server's
+/// reader thread of session `id` (its name is cut to 15 bytes).
+#[cfg(target_os = "linux")]
+fn priorities(server: &Server, pid: i64, id: &str) -> (Option<i32>, Option<i32>) {
+    let group = std::fs::read_to_string(format!("/proc/{pid}/autogroup"))
+        .ok()
+        .and_then(|t| t.trim().rsplit_once(" nice ")?.1.parse().ok());
+    let name: String = format!("reader-{id}").chars().take(15).collect();
+    let thread = std::fs::read_dir(format!("/proc/{}/task", server.pid))
+        .unwrap()
+        .flatten()
+        .find(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
+        .and_then(|t| {
+            let stat = std::fs::read_to_string(t.path().join("stat")).ok()?;
+            // After the name's closing parenthesis: state is field 3, nice field 19.
+            stat.rsplit_once(") ")?.1.split(' ').nth(16)?.parse().ok()
+        });
+    (group, thread)
+}
+
+/// Polls `check` (every 20 ms, at most 20 s) until it holds; what it saw last otherwise.
+#[cfg(target_os = "linux")]
+async fn until<T: std::fmt::Debug>(mut look: impl FnMut() -> T, check: impl Fn(&T) -> bool) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let seen = look();
+        if check(&seen) || std::time::Instant::now() > deadline {
+            return seen;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Sessions printing flat out step back (issue 32 item 4): with two running `yes`, each
+/// one's reader thread and its program's scheduling group (autogroup) run at nice 10; once
+/// they are interrupted and quiet, the group is back at 0 (and the thread too, where the
+/// server may raise a priority: as root).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn flooding_sessions_step_back_and_come_back() {
+    let server = start().await;
+    let mut floods = Vec::new();
+    for _ in 0..2 {
+        let started = server
+            .ok("terminal_start", json!({"env": {"PS1": "$ "}}))
+            .await;
+        let id = started["sessionId"].as_str().unwrap().to_string();
+        let pid = started["pid"].as_i64().unwrap();
+        // Where they start (the test may itself run at a lower priority).
+        let before = priorities(&server, pid, &id);
+        assert!(before.1.is_some(), "no reader thread for {id}");
+        server.type_in(&id, "yes\r").await;
+        floods.push((id, pid, before));
+    }
+    let lower = |base: Option<i32>| base.map(|b| (b + 10).min(19));
+    for (id, pid, before) in &floods {
+        let seen = until(
+            || priorities(&server, *pid, id),
+            |seen| seen.0 == lower(before.0) && seen.1 == lower(before.1),
+        )
+        .await;
+        assert_eq!(
+            seen,
+            (lower(before.0), lower(before.1)),
+            "[flooding, it steps back from {before:?}]"
+        );
+    }
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+    for (id, pid, before) in &floods {
+        server
+            .ok(
+                "terminal_send_key",
+                json!({"sessionId": id, "key": "Ctrl+C"}),
+            )
+            .await;
+        let back =
+            |seen: &(Option<i32>, Option<i32>)| seen.0 == before.0 && (!root || seen.1 == before.1);
+        let seen = until(|| priorities(&server, *pid, id), back).await;
+        assert!(
+            back(&seen),
+            "[quiet again, it comes back to {before:?}] {seen:?}"
+        );
+    }
+    server.stop().await;
+}
+
 /// Starts racing for the last places of `--max-sessions` never exceed it: each in-flight
 /// start counts.
 #[tokio::test]

@@ -40,6 +40,7 @@ mod echo;
 mod emulator;
 mod extents;
 mod facts;
+mod fairness;
 mod input;
 mod integration;
 mod keys;

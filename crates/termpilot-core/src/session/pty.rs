@@ -131,6 +131,7 @@ impl Opened {
             // A command session's program is the one asker: its answers go out at once.
             let shell = (!command).then_some(pid);
             let ctx = ReaderContext {
+                pid,
                 master_fd,
                 shell,
                 idle: reader_idle.clone(),
@@ -272,6 +273,8 @@ fn spawn_thread(id: &str, role: &str, f: impl FnOnce() + Send + 'static) -> Resu
 
 /// What the reader knows besides the state it feeds.
 struct ReaderContext {
+    /// The main process (its scheduling group is the session's: `fairness`).
+    pid: i32,
     master_fd: Option<i32>,
     /// The shell's pid, when the session runs a shell (its answers follow the reply rule).
     shell: Option<i32>,
@@ -290,12 +293,13 @@ fn reader_loop(
     let (master_fd, shell, started) = (ctx.master_fd, ctx.shell, ctx.started);
     let mut buf = vec![0u8; READ_CHUNK];
     let mut unannounced = 0;
+    let mut fairness = super::fairness::Fairness::new(ctx.pid);
     loop {
         // Idle only while waiting: bytes leave the terminal after the flag is down, so "idle
         // and nothing readable" means every byte written so far has been scanned.
         if let Some(fd) = master_fd {
             ctx.idle.store(true, Ordering::SeqCst);
-            platform::wait_readable(&[fd]);
+            fairness.wait(fd);
             ctx.idle.store(false, Ordering::SeqCst);
         }
         let n = match reader.read(&mut buf) {
@@ -326,6 +330,7 @@ fn reader_loop(
             ctx.idle.store(true, Ordering::SeqCst);
         }
         let more_waiting = master_fd.is_some_and(platform::readable_now);
+        fairness.after_chunk(more_waiting);
         if !more_waiting || unannounced >= WAKE_BATCH {
             events.send_modify(|n| *n += 1);
             unannounced = 0;

@@ -128,8 +128,15 @@ pub(super) fn plain_rows(emu: &Emulator) -> Vec<String> {
 
 /// The screen row the cursor is on, as plain text: a waiting program's prompt.
 pub(super) fn cursor_line(emu: &Emulator) -> String {
+    // That row alone: every `terminal_exec` asks, and the whole screen cost a quarter of the
+    // server's time with fifty sessions driven at once over HTTP (issue 32 item 4).
     let row = emu.term().grid().cursor.point.line.0.max(0) as usize;
-    plain_rows(emu).get(row).cloned().unwrap_or_default()
+    if row >= emu.term().grid().screen_lines() {
+        return String::new();
+    }
+    let (chars, _) = line_chars(emu, Line(row as i32));
+    let text: String = chars.into_iter().map(|(_, s)| s).collect();
+    text.trim_end().to_string()
 }
 
 /// The screen as [`read`] gives it while a program holds the alternate screen, else `None`.
