@@ -10,8 +10,11 @@ use std::sync::Arc;
 
 use crate::host::Spills;
 
-/// Bytes kept in memory before the capture moves to a file.
-pub(super) const IN_MEMORY: usize = 8 << 20;
+/// Bytes kept in memory before the capture moves to a file. Small: the output is rendered
+/// while it comes ([`super::prompt_exec_render`]), so the capture is read back in chunks, and
+/// a file's pages are the page cache's, not the server's (`seq 1 200000`, 1.3 MB, held here
+/// in memory was most of the server's peak).
+pub(super) const IN_MEMORY: usize = 64 << 10;
 
 #[derive(Debug)]
 pub(super) struct ExecCapture {
