@@ -121,11 +121,19 @@ fn workload_peak() -> (u64, String) {
         parts.push("vim");
     }
     let peak = client.status_kib("VmHWM:");
+    // What the resident set is made of once the workload is done: the heap and stacks, and
+    // the pages of the binary and its libraries (the peak came during `seq`'s output).
+    let (anon, file) = (client.status_kib("RssAnon:"), client.status_kib("RssFile:"));
+    let end = format!(
+        "; at its end anonymous {:.1} MiB, file-backed {:.1} MiB",
+        anon as f64 / 1024.0,
+        file as f64 / 1024.0
+    );
     for id in &ids {
         client.call_ok("terminal_stop", json!({"sessionId": id}));
     }
     client.close();
-    (peak, parts.join(", "))
+    (peak, parts.join(", ") + &end)
 }
 
 /// Starts `command` in session `id` with `terminal_exec`, then writes each of `inputs`.

@@ -48,8 +48,11 @@ pub(super) const FALLBACK_QUIET: Duration = Duration::from_millis(200);
 /// After input that ended with ESC, a read that times out this soon is the program waiting
 /// to tell a lone Escape from a key sequence (vim 100 ms, fish 30 ms), not waiting for the user.
 const ESCAPE_WAIT: Duration = Duration::from_millis(250);
-/// The first gap between two readiness checks while nothing is printed; it doubles.
-const MIN_CHECK_GAP: Duration = Duration::from_millis(1);
+/// The first gap between two readiness checks while nothing is printed; it doubles. Short:
+/// a program seen still running just after its answer (node writes its prompt, then goes
+/// back to its event loop) is usually asleep in its read a few hundred microseconds later,
+/// and the waiter sleeps this precisely ([`super::fine_sleep`]).
+const MIN_CHECK_GAP: Duration = Duration::from_micros(250);
 /// The longest gap between two readiness checks while nothing is printed.
 const MAX_CHECK_GAP: Duration = Duration::from_millis(25);
 

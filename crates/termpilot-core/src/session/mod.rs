@@ -17,7 +17,8 @@
 //!   [`facts`] (what needs no turn); [`phase`]: the command phase decided from OSC 133 marks; [`command_state`]: the
 //!   one owner of the marks, the phase and the main process's end, and the one end rule
 //!   every wait asks; [`ops`]: reads and
-//!   writes; [`answer`]: when typed input was answered; [`waiter`]: the one wait loop;
+//!   writes; [`answer`]: when typed input was answered; [`waiter`]: the one wait loop
+//!   ([`fine_sleep`]: its short sleeps);
 //!   [`wait`] and [`watch`]: waits for a pattern, the end, quiet, triggers;
 //!   [`prompt_exec`] (with [`prompt_exec_capture`], [`prompt_exec_input`],
 //!   [`prompt_exec_render`]): `terminal_exec`,
@@ -41,6 +42,7 @@ mod emulator;
 mod extents;
 mod facts;
 mod fairness;
+mod fine_sleep;
 mod input;
 mod integration;
 mod keys;

@@ -552,38 +552,74 @@ mod tests {
 }
 
 /// The rendered line history of a session: the last [`HISTORY_LINES`] lines it printed.
+///
+/// Kept packed: the lines' text one after another in one buffer, and each line's length. A
+/// `String` per line cost its 24-byte header, the allocator's 32-byte minimum and the
+/// deque's slack — about 900 KB for 10,000 short lines, where the text itself is 70 KB.
 #[derive(Debug, Default)]
 pub struct LineHistory {
     cleaner: Cleaner,
-    lines: std::collections::VecDeque<String>,
-    /// Lines ever completed (the oldest kept is `total - lines.len()`).
+    /// The kept lines' text, oldest first, from `start` on (before it: lines dropped, not yet
+    /// compacted away).
+    text: String,
+    start: usize,
+    /// The byte length of each kept line, oldest first.
+    lens: std::collections::VecDeque<u32>,
+    /// Lines ever completed (the oldest kept is `total - lens.len()`).
     total: u64,
 }
 
 /// How many rendered lines a session keeps.
 pub(super) const HISTORY_LINES: usize = 10_000;
 
+/// Dropped text is compacted away once it is at least this long and outweighs the kept text.
+const COMPACT_AFTER: usize = 16 * 1024;
+
 impl LineHistory {
     pub fn feed(&mut self, bytes: &[u8]) {
-        let lines = &mut self.lines;
-        let total = &mut self.total;
-        self.cleaner.feed(bytes, &mut |l| {
-            // A full history recycles its oldest line's buffer.
-            let mut line = if lines.len() >= HISTORY_LINES {
-                lines.pop_front().unwrap_or_default()
-            } else {
-                String::new()
-            };
-            line.clear();
-            line.push_str(l);
-            lines.push_back(line);
+        let Self {
+            cleaner,
+            text,
+            start,
+            lens,
+            total,
+        } = self;
+        cleaner.feed(bytes, &mut |l| {
+            if lens.len() >= HISTORY_LINES
+                && let Some(oldest) = lens.pop_front()
+            {
+                *start += oldest as usize;
+            }
+            // A line is at most a few hundred KB (the cleaner hands longer ones on in
+            // pieces); the cut below is a guard, never reached.
+            let mut n = l.len().min(u32::MAX as usize);
+            while !l.is_char_boundary(n) {
+                n -= 1;
+            }
+            if *start >= COMPACT_AFTER && *start > text.len() - *start {
+                text.drain(..*start);
+                *start = 0;
+            }
+            text.push_str(&l[..n]);
+            lens.push_back(n as u32);
             *total += 1;
         });
     }
 
+    /// The kept lines, oldest first.
+    fn kept(&self) -> impl Iterator<Item = &str> + '_ {
+        let mut at = self.start;
+        self.lens.iter().map(move |&n| {
+            let line = &self.text[at..at + n as usize];
+            at += n as usize;
+            line
+        })
+    }
+
     /// Kept lines plus the incomplete last line, oldest first.
     pub fn lines(&self) -> Vec<String> {
-        let mut out: Vec<String> = self.lines.iter().cloned().collect();
+        let mut out: Vec<String> = Vec::with_capacity(self.lens.len() + 1);
+        out.extend(self.kept().map(String::from));
         let partial = self.cleaner.partial();
         if !partial.is_empty() {
             out.push(partial);
@@ -594,14 +630,49 @@ impl LineHistory {
     /// The newest line (the incomplete one if any), for progress reports.
     pub fn last_line(&self) -> String {
         let partial = self.cleaner.partial();
-        if partial.is_empty() {
-            self.lines.back().cloned().unwrap_or_default()
-        } else {
-            partial
+        if !partial.is_empty() {
+            return partial;
+        }
+        match self.lens.back() {
+            Some(&n) => self.text[self.text.len() - n as usize..].to_string(),
+            None => String::new(),
         }
     }
 
     pub fn clear(&mut self) {
-        self.lines.clear();
+        self.text = String::new();
+        self.start = 0;
+        self.lens = std::collections::VecDeque::new();
+    }
+}
+
+#[cfg(test)]
+mod history_tests {
+    use super::*;
+
+    #[test]
+    fn the_history_keeps_the_last_lines_in_order_across_compactions() {
+        let mut h = LineHistory::default();
+        let n = HISTORY_LINES + 25_000;
+        for i in 0..n {
+            h.feed(format!("line {i} é\r\n").as_bytes());
+        }
+        h.feed(b"partial");
+        let lines = h.lines();
+        assert_eq!(lines.len(), HISTORY_LINES + 1);
+        assert_eq!(lines[0], format!("line {} é", n - HISTORY_LINES));
+        assert_eq!(lines[HISTORY_LINES - 1], format!("line {} é", n - 1));
+        assert_eq!(lines[HISTORY_LINES], "partial");
+        assert_eq!(h.last_line(), "partial");
+        h.feed(b"\r\n\r\n");
+        assert_eq!(h.last_line(), "");
+        assert_eq!(h.lines().len(), HISTORY_LINES);
+        // The dropped text was compacted away: what is held is about what is kept.
+        assert!(h.text.len() - h.start < 2 * 14 * HISTORY_LINES);
+        assert!(h.start <= h.text.len() - h.start || h.start < COMPACT_AFTER);
+        h.clear();
+        assert!(h.lines().is_empty());
+        h.feed(b"after\r\n");
+        assert_eq!(h.lines(), vec!["after"]);
     }
 }

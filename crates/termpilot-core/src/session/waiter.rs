@@ -3,7 +3,8 @@
 //!
 //! Waits are events, not polling: the session's event counter is bumped by every output chunk,
 //! exit, resize and end of output, and a look may ask for a timer of its own (a quiet window,
-//! a settle time, the foreground-group re-check the kernel does not announce). The loop also
+//! a settle time, the foreground-group re-check the kernel does not announce), slept to a
+//! fraction of a millisecond when it is near ([`super::fine_sleep`]). The loop also
 //! reports progress every [`PROGRESS_EVERY`] when asked to. Every wait here is bounded by its
 //! deadline or by the caller.
 
@@ -98,7 +99,7 @@ impl<'a> Waiter<'a> {
             }
             let sleep = async {
                 match wake {
-                    Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
+                    Some(at) => super::fine_sleep::sleep_until(at).await,
                     None => std::future::pending().await,
                 }
             };
