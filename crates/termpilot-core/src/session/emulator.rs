@@ -17,6 +17,7 @@ use alacritty_terminal::vte::ansi::{CursorShape, Processor, Rgb};
 use super::capture::{self, Capture, Region};
 use super::dcs_query::{self, DcsQueries};
 use super::extents::Extents;
+use super::plain_run;
 use super::scrollback::Scrollback;
 
 /// Pixel size of a cell reported to programs that ask (CSI 14 t).
@@ -133,6 +134,11 @@ pub struct Emulator {
     scrollback: Scrollback,
     region: Region,
     extents: Extents,
+    /// Whether long runs of plain text take the fast path (always, except in the test
+    /// that holds the two ways side by side).
+    skip_plain: bool,
+    /// Bytes the fast path left out so far.
+    skipped: u64,
 }
 
 impl Emulator {
@@ -152,18 +158,66 @@ impl Emulator {
             scrollback: Scrollback::new(scrollback),
             region: Region::full(size.rows as usize),
             extents: Extents::blank(size.rows as usize, size.cols as usize),
+            skip_plain: true,
+            skipped: 0,
         }
     }
 
-    /// Runs the parser over `bytes`, keeping the rows that scroll off.
+    /// Runs the parser over `bytes`, keeping the rows that scroll off; the part of a long
+    /// run of plain text that cannot show in the end is left out (`plain_run`).
     fn advance(&mut self, bytes: &[u8]) {
+        let keep = plain_run::keep_lines(self.term.screen_lines(), self.scrollback.limit());
+        let (mut parsed, mut search) = (0, 0);
+        while self.skip_plain
+            && let Some(run) = plain_run::next_run(bytes, search, keep)
+        {
+            search = run.end;
+            let mut from = run.start;
+            while let Some(probe) = plain_run::first_printable(&bytes[from..run.cut]) {
+                let probe = from + probe;
+                self.parse(&bytes[parsed..probe]);
+                // Only a parser in its ground state prints.
+                let printed = self.parse(&bytes[probe..probe + 1]);
+                parsed = probe + 1;
+                if printed {
+                    if self.plain_text_scrolls_everything_away() {
+                        self.skipped += (run.cut - parsed) as u64;
+                        parsed = run.cut;
+                    }
+                    break;
+                }
+                // Still inside a sequence (a string may hold lines): try again after the
+                // next line feed.
+                match memchr::memchr(b'\n', &bytes[parsed..run.cut]) {
+                    Some(i) => from = parsed + i + 1,
+                    None => break,
+                }
+            }
+        }
+        self.parse(&bytes[parsed..]);
+    }
+
+    /// Whether plain text now scrolls the whole screen into history, line by line: the main
+    /// screen, its scroll region the whole of it, and no synchronized update holding bytes
+    /// back (the parser is known to be in ground when this is asked).
+    fn plain_text_scrolls_everything_away(&self) -> bool {
+        !self.term.mode().contains(TermMode::ALT_SCREEN)
+            && self.region == Region::full(self.term.screen_lines())
+            && self.parser.sync_bytes_count() == 0
+            && self.parser.sync_timeout().sync_timeout().is_none()
+    }
+
+    /// Runs the parser over `bytes`; returns whether it printed a character.
+    fn parse(&mut self, bytes: &[u8]) -> bool {
         let mut capture = Capture {
             term: &mut self.term,
             region: &mut self.region,
             extents: &mut self.extents,
             scrollback: &mut self.scrollback,
+            printed: false,
         };
         self.parser.advance(&mut capture, bytes);
+        capture.printed
     }
 
     /// Lines of scrollback kept above the screen.
@@ -437,6 +491,140 @@ mod tests {
             compared > 1000 && rows_compared > 10_000,
             "{compared} {rows_compared}"
         );
+    }
+
+    /// A run of plain text: printable ASCII, mostly lines ended by CRLF, with TAB, BS, BEL,
+    /// bare CR and LF among them.
+    fn plain_run(rng: &mut Rng, lines: usize, cols: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for _ in 0..lines {
+            for _ in 0..rng.below(cols * 2 + 1) {
+                out.push(match rng.below(40) {
+                    0 => b'\t',
+                    1 => 0x08,
+                    2 => 0x07,
+                    3 => b'\r',
+                    4 => b' ',
+                    n => b'!' + ((n * 7) % 94) as u8,
+                });
+            }
+            out.extend_from_slice(match rng.below(8) {
+                0 => b"\n".as_slice(),
+                1 => b"\r",
+                _ => b"\r\n",
+            });
+        }
+        out
+    }
+
+    /// Everything a reader of the emulator can see: every line of screen and scrollback cell
+    /// for cell, the cursor (with a pending wrap), the modes.
+    fn seen(emu: &Emulator) -> String {
+        let history = emu.history_size() as i32;
+        let rows = emu.term().screen_lines() as i32;
+        let lines: Vec<String> = (-history..rows)
+            .map(|line| {
+                let row = emu.line(line);
+                let cells: Vec<_> = row[..]
+                    .iter()
+                    .map(|c| (c.c, c.fg, c.bg, c.flags, c.zerowidth().map(|z| z.to_vec())))
+                    .collect();
+                format!("{cells:?}")
+            })
+            .collect();
+        let cursor = &emu.term().grid().cursor;
+        format!(
+            "{lines:?}\ncursor {:?} wrap {} mode {:?} title {:?}",
+            cursor.point,
+            cursor.input_needs_wrap,
+            emu.mode(),
+            emu.title()
+        )
+    }
+
+    /// The fast path for plain text is exact: random states, then a long plain run, then
+    /// more random output, fed with and without it, read the same after each part.
+    #[test]
+    fn skipping_plain_text_changes_nothing_a_reader_sees() {
+        let mut skipped_runs = 0;
+        for seed in 1..=400u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let size = Size {
+                // (alacritty itself fails on a wide character in one column.)
+                cols: 2 + rng.below(13) as u16,
+                // One row is left out: the capture does not follow a wrap inside a one-line
+                // region at the top (`capture.rs`).
+                rows: 2 + rng.below(6) as u16,
+            };
+            let scrollback = [0, 1, 3, 7, 20][rng.below(5)];
+            let mut fast = Emulator::new(size, scrollback);
+            let mut exact = Emulator::new(size, scrollback);
+            exact.skip_plain = false;
+            let keep = plain_run::keep_lines(size.rows as usize, scrollback);
+            let mut start = random_stream(&mut rng, size.cols as usize);
+            // Sometimes the run comes inside an unfinished sequence, or a synchronized update.
+            const OPEN: &[&[u8]] = &[
+                b"\x1b]0;",
+                b"\x1b[",
+                b"\x1bP",
+                b"\x1b[?2026h",
+                b"\x1b",
+                b"\xe6\xbc",
+            ];
+            if rng.below(3) == 0 {
+                start.extend_from_slice(OPEN[rng.below(OPEN.len())]);
+            }
+            let mut parts = vec![start];
+            // A REP (`CSI b`) right after the run repeats its last printed character.
+            let lines = keep + rng.below(3 * keep + 4);
+            let run = plain_run(&mut rng, lines, size.cols as usize);
+            parts.push([run.as_slice(), b"\x1b[3b"].concat());
+            parts.push(random_stream(&mut rng, size.cols as usize));
+            parts.push(plain_run(&mut rng, 2 * keep + 5, size.cols as usize));
+            for (i, part) in parts.iter().enumerate() {
+                let before = fast.skipped;
+                // Split in two at a random place, as reads split output.
+                let at = rng.below(part.len() + 1);
+                for piece in [&part[..at], &part[at..]] {
+                    assert_eq!(fast.feed(piece), exact.feed(piece), "seed {seed} part {i}");
+                }
+                skipped_runs += usize::from(fast.skipped > before);
+                assert_eq!(seen(&fast), seen(&exact), "seed {seed} part {i}");
+            }
+        }
+        assert!(
+            skipped_runs > 200,
+            "the fast path was taken {skipped_runs} times"
+        );
+    }
+
+    #[test]
+    fn a_flood_of_lines_is_mostly_skipped() {
+        let mut emu = Emulator::new(
+            Size {
+                cols: 120,
+                rows: 30,
+            },
+            5000,
+        );
+        let text: String = (1..=100_000).map(|i| format!("{i}\r\n")).collect();
+        emu.feed(text.as_bytes());
+        assert!(emu.skipped > text.len() as u64 * 9 / 10, "{}", emu.skipped);
+        assert_eq!(emu.history_size(), 5000);
+        let text = |line: i32| -> String {
+            let row = emu.line(line);
+            row[..]
+                .iter()
+                .map(|c| c.c)
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        };
+        assert_eq!(text(-5000), "94972");
+        assert_eq!(text(-1), "99971");
+        assert_eq!(text(0), "99972");
+        assert_eq!(text(28), "100000");
+        assert_eq!(text(29), "");
     }
 
     #[test]
