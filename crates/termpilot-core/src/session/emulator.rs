@@ -139,7 +139,20 @@ pub struct Emulator {
     skip_plain: bool,
     /// Bytes the fast path left out so far.
     skipped: u64,
+    /// Plain text fed but not parsed yet ([`Emulator::catch_up`]).
+    pending: Vec<u8>,
+    /// The length of `pending` at which what cannot show is dropped from it.
+    trim_at: usize,
+    /// The least `trim_at` ([`PENDING_TRIM`]; smaller in tests).
+    pending_trim: usize,
 }
+
+/// Plain text this long, ending what is fed, is kept for later rather than parsed.
+const DEFER_AT: usize = 1024;
+/// The kept plain text is first trimmed at this length.
+const PENDING_TRIM: usize = 64 * 1024;
+/// More kept plain text than this, that trimming cannot shorten, is parsed.
+const PENDING_MAX: usize = 1024 * 1024;
 
 impl Emulator {
     pub fn new(size: Size, scrollback: usize) -> Self {
@@ -160,27 +173,41 @@ impl Emulator {
             extents: Extents::blank(size.rows as usize, size.cols as usize),
             skip_plain: true,
             skipped: 0,
+            pending: Vec::new(),
+            trim_at: PENDING_TRIM,
+            pending_trim: PENDING_TRIM,
         }
     }
 
-    /// Runs the parser over `bytes`, keeping the rows that scroll off; the part of a long
-    /// run of plain text that cannot show in the end is left out (`plain_run`).
-    fn advance(&mut self, bytes: &[u8]) {
-        let keep = plain_run::keep_lines(self.term.screen_lines(), self.scrollback.limit());
+    /// Runs the parser over `bytes`, keeping the rows that scroll off. The part of a long run
+    /// of plain text that cannot show in the end is left out, and a run of plain text that
+    /// ends `bytes` is only kept, not parsed, until more than plain text comes or someone
+    /// reads the screen ([`Emulator::catch_up`]): under a flood of lines, most are never
+    /// parsed (`plain_run`).
+    fn advance(&mut self, mut bytes: &[u8]) {
+        if !self.pending.is_empty() {
+            let plain = plain_run::plain_prefix(bytes);
+            self.defer(&bytes[..plain]);
+            if plain == bytes.len() {
+                return;
+            }
+            self.catch_up();
+            bytes = &bytes[plain..];
+        }
+        let keep = self.keep_lines();
+        let tail = plain_run::plain_tail(bytes);
         let (mut parsed, mut search) = (0, 0);
         while self.skip_plain
-            && let Some(run) = plain_run::next_run(bytes, search, keep)
+            && let Some(run) = plain_run::next_run(&bytes[..tail], search, keep)
         {
             search = run.end;
             let mut from = run.start;
             while let Some(probe) = plain_run::first_printable(&bytes[from..run.cut]) {
                 let probe = from + probe;
-                self.parse(&bytes[parsed..probe]);
-                // Only a parser in its ground state prints.
-                let printed = self.parse(&bytes[probe..probe + 1]);
+                let ground = self.probe(&bytes[parsed..=probe]);
                 parsed = probe + 1;
-                if printed {
-                    if self.plain_text_scrolls_everything_away() {
+                if let Some(scrolls_away) = ground {
+                    if scrolls_away {
                         self.skipped += (run.cut - parsed) as u64;
                         parsed = run.cut;
                     }
@@ -194,7 +221,72 @@ impl Emulator {
                 }
             }
         }
+        // Plain text that ends `bytes` at length waits, once its first character was printed
+        // (output that ends in a little text is parsed at once).
+        if self.skip_plain
+            && bytes.len() - tail >= self.pending_trim.min(DEFER_AT)
+            && let Some(probe) = plain_run::first_printable(&bytes[tail..])
+        {
+            let probe = tail + probe;
+            if self.probe(&bytes[parsed..=probe]) == Some(true) {
+                self.defer(&bytes[probe + 1..]);
+                return;
+            }
+            parsed = probe + 1;
+        }
         self.parse(&bytes[parsed..]);
+    }
+
+    /// Parses `bytes`, whose last one is printable. When it was printed (the parser is in
+    /// its ground state: only then does it print), returns whether plain text now scrolls
+    /// the whole screen away.
+    fn probe(&mut self, bytes: &[u8]) -> Option<bool> {
+        let (last, before) = bytes.split_last()?;
+        self.parse(before);
+        self.parse(std::slice::from_ref(last))
+            .then(|| self.plain_text_scrolls_everything_away())
+    }
+
+    /// Line feeds after a CR that make everything before it invisible.
+    fn keep_lines(&self) -> usize {
+        plain_run::keep_lines(self.term.screen_lines(), self.scrollback.limit())
+    }
+
+    /// Keeps plain text for later, dropping what cannot show; the parser is in its ground
+    /// state, on a screen plain text scrolls away, and stays so until the text is parsed.
+    fn defer(&mut self, bytes: &[u8]) {
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= self.trim_at {
+            self.trim_pending();
+            self.trim_at = (2 * self.pending.len()).max(self.pending_trim);
+            if self.pending.len() > PENDING_MAX {
+                // A run with too few lines to drop any (one very long line): parse it.
+                self.catch_up();
+            }
+        }
+    }
+
+    /// Drops the kept plain text that cannot show.
+    fn trim_pending(&mut self) {
+        if let Some(run) = plain_run::next_run(&self.pending, 0, self.keep_lines())
+            && run.start == 0
+        {
+            self.skipped += run.cut as u64;
+            self.pending.drain(..run.cut);
+        }
+    }
+
+    /// Parses the plain text kept for later, if any: the screen, scrollback and cursor are
+    /// then up to date with every byte fed. Readers of the screen call this first (the
+    /// session does, whenever its state is locked for a reader).
+    pub fn catch_up(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        self.trim_pending();
+        let pending = std::mem::take(&mut self.pending);
+        self.parse(&pending);
+        self.trim_at = self.pending_trim;
     }
 
     /// Whether plain text now scrolls the whole screen into history, line by line: the main
@@ -292,6 +384,7 @@ impl Emulator {
     }
 
     pub fn resize(&mut self, size: Size) {
+        self.catch_up();
         self.listener.pending.lock().unwrap().size = Some(size);
         capture::keep_before_resize(&self.term, &mut self.scrollback, size.rows as usize);
         self.term.resize(size);
@@ -301,6 +394,7 @@ impl Emulator {
 
     /// Clears the screen and the scrollback (the program is not told).
     pub fn clear(&mut self) {
+        self.catch_up();
         self.advance(b"\x1b[H\x1b[2J\x1b[3J");
         self.scrollback.clear();
     }
@@ -558,6 +652,9 @@ mod tests {
             };
             let scrollback = [0, 1, 3, 7, 20][rng.below(5)];
             let mut fast = Emulator::new(size, scrollback);
+            // Kept plain text trimmed early and often.
+            fast.pending_trim = 1 + rng.below(48);
+            fast.trim_at = fast.pending_trim;
             let mut exact = Emulator::new(size, scrollback);
             exact.skip_plain = false;
             let keep = plain_run::keep_lines(size.rows as usize, scrollback);
@@ -583,11 +680,16 @@ mod tests {
             parts.push(plain_run(&mut rng, 2 * keep + 5, size.cols as usize));
             for (i, part) in parts.iter().enumerate() {
                 let before = fast.skipped;
-                // Split in two at a random place, as reads split output.
-                let at = rng.below(part.len() + 1);
-                for piece in [&part[..at], &part[at..]] {
+                // Split where reads would split it, in two or in many pieces.
+                let mut at = 0;
+                let most = if rng.below(2) == 0 { part.len() } else { 64 };
+                while at < part.len() {
+                    let end = (at + 1 + rng.below(most)).min(part.len());
+                    let piece = &part[at..end];
                     assert_eq!(fast.feed(piece), exact.feed(piece), "seed {seed} part {i}");
+                    at = end;
                 }
+                fast.catch_up();
                 skipped_runs += usize::from(fast.skipped > before);
                 assert_eq!(seen(&fast), seen(&exact), "seed {seed} part {i}");
             }
@@ -608,7 +710,11 @@ mod tests {
             5000,
         );
         let text: String = (1..=100_000).map(|i| format!("{i}\r\n")).collect();
-        emu.feed(text.as_bytes());
+        // In reads of 4 KiB, as a terminal gives them.
+        for piece in text.as_bytes().chunks(4096) {
+            emu.feed(piece);
+        }
+        emu.catch_up();
         assert!(emu.skipped > text.len() as u64 * 9 / 10, "{}", emu.skipped);
         assert_eq!(emu.history_size(), 5000);
         let text = |line: i32| -> String {

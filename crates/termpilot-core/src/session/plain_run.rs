@@ -24,6 +24,22 @@ fn is_plain(b: u8) -> bool {
     matches!(b, 0x20..=0x7e | b'\r' | b'\n' | b'\t' | 0x08 | 0x07)
 }
 
+/// How many bytes `bytes` starts with that are plain.
+pub(super) fn plain_prefix(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .position(|&b| !is_plain(b))
+        .unwrap_or(bytes.len())
+}
+
+/// Where the plain bytes that end `bytes` start.
+pub(super) fn plain_tail(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .rposition(|&b| !is_plain(b))
+        .map_or(0, |i| i + 1)
+}
+
 /// Line feeds after the cut that make everything before it invisible, for a screen of
 /// `rows` rows over `scrollback` rows of history (with a margin of one).
 pub(super) fn keep_lines(rows: usize, scrollback: usize) -> usize {
