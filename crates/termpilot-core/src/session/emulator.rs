@@ -1,8 +1,14 @@
-//! The terminal emulator behind a session: alacritty_terminal fed with every byte once.
+//! The terminal emulator behind a session: alacritty_terminal, fed every byte once.
 //!
 //! It is the source of truth for what a person sees (screen, scrollback, modes, title). The
 //! terminal queries programs send (DA, DSR/CPR, colour and size queries) come back from it
 //! as replies, which the session writes to the PTY so those programs never stall.
+//!
+//! Under a flood of plain text it parses only what can still show: the part of a long run of
+//! plain text that later lines push out of both screen and scrollback is left out, and plain
+//! text that ends a read waits unparsed until other bytes come or someone reads the screen
+//! ([`Emulator::catch_up`]); see `plain_run`. The result is exactly what parsing every byte
+//! gives.
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
