@@ -274,11 +274,9 @@ impl Emulator {
 
     /// Drops the kept plain text that cannot show.
     fn trim_pending(&mut self) {
-        if let Some(run) = plain_run::next_run(&self.pending, 0, self.keep_lines())
-            && run.start == 0
-        {
-            self.skipped += run.cut as u64;
-            self.pending.drain(..run.cut);
+        if let Some(cut) = plain_run::cut(&self.pending, self.keep_lines()) {
+            self.skipped += cut as u64;
+            self.pending.drain(..cut);
         }
     }
 

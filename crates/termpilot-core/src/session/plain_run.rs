@@ -70,25 +70,26 @@ pub(super) fn next_run(bytes: &[u8], from: usize, keep: usize) -> Option<Run> {
         if end - start <= keep {
             continue;
         }
-        let run = &bytes[start..end];
-        // The `keep`-th line feed from the run's end, then the last CR before it.
-        let Some(nth) = memchr::memrchr_iter(b'\n', run).nth(keep - 1) else {
-            continue;
-        };
-        let Some(cut) = memchr::memrchr(b'\r', &run[..nth]) else {
-            continue;
-        };
-        // The part kept must print something (the character `CSI b` repeats).
-        if first_printable(&run[cut..]).is_none() {
-            continue;
+        if let Some(cut) = cut(&bytes[start..end], keep) {
+            return Some(Run {
+                start,
+                end,
+                cut: start + cut,
+            });
         }
-        return Some(Run {
-            start,
-            end,
-            cut: start + cut,
-        });
     }
     None
+}
+
+/// In `run`, all plain bytes, the CR followed by `keep` line feeds and by a printable
+/// character, if there is one: the part before it cannot show.
+pub(super) fn cut(run: &[u8], keep: usize) -> Option<usize> {
+    // The `keep`-th line feed from the run's end, then the last CR before it.
+    let nth = memchr::memrchr_iter(b'\n', run).nth(keep.checked_sub(1)?)?;
+    let cut = memchr::memrchr(b'\r', &run[..nth])?;
+    // The part kept must print something (the character `CSI b` repeats).
+    first_printable(&run[cut..])?;
+    Some(cut)
 }
 
 /// Where the first printable byte of `bytes` is.
