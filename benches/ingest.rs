@@ -165,7 +165,16 @@ fn bare_pty() -> Drain {
     }
 }
 
+/// The 1-minute load average, to read the ratios against on a shared machine.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
 pub fn run() -> Vec<Row> {
+    let load_before = load();
     let mut client = Client::spawn(&[]);
     client.initialize();
     let id = client.start_session(json!({"cols": COLS, "rows": ROWS, "env": {"PS1": "$ "}}));
@@ -188,6 +197,7 @@ pub fn run() -> Vec<Row> {
         pattern.push(p);
         exit.push(e);
     }
+    let load_after = load();
     let tail = exit_detection(&mut client, &id);
     client.call_ok("terminal_stop", json!({"sessionId": id}));
     client.close();
@@ -199,8 +209,9 @@ pub fn run() -> Vec<Row> {
     vec![
         Row {
             figure: format!(
-                "ingestion `{COMMAND}` ({:.0} MB), bare PTY reader (median of {RUNS})",
-                bytes as f64 / 1e6
+                "ingestion `{COMMAND}` ({:.0} MB), bare PTY reader (median of {RUNS}; load {load_before} → {load_after} on {} cores)",
+                bytes as f64 / 1e6,
+                std::thread::available_parallelism().map_or(0, |n| n.get())
             ),
             value: format!("{bare:.1} MB/s, {bare_cpu:.1} ms CPU/MB"),
             target: "",

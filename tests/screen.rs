@@ -518,3 +518,69 @@ async fn scrollback_reads_back_page_by_page_to_its_limit() {
     );
     server.stop().await;
 }
+
+/// A flood of lines, most of which the emulator never parses (only the last scrollback + 2 ×
+/// rows lines of a long run of plain text can show): read while it runs, the screen and the
+/// newest scrollback page are whole runs of consecutive numbers; after it, the scrollback
+/// holds exactly the newest lines, from the first line it must keep.
+#[tokio::test]
+async fn a_flood_of_lines_leaves_exactly_its_last_lines_on_screen_and_in_scrollback() {
+    let server = start().await;
+    let started = server
+        .ok(
+            "terminal_start",
+            json!({"env": {"PS1": "$ "}, "cols": 40, "rows": 10, "scrollback": 100}),
+        )
+        .await;
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    let read = |page: usize| {
+        let (server, id) = (&server, &id);
+        async move {
+            server
+                .ok(
+                    "terminal_read",
+                    json!({"sessionId": id, "view": "screen", "page": page, "cursor": false}),
+                )
+                .await
+        }
+    };
+    // While it runs (the line being printed may be cut short: it is left out).
+    type_line(&server, &id, "seq 1 2000000").await;
+    server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^1000$", "timeout": 30000}),
+        )
+        .await;
+    for _ in 0..3 {
+        let mut screen = numbers(&read(0).await);
+        screen.pop();
+        assert!(
+            screen.windows(2).all(|w| w[1] == w[0] + 1),
+            "the screen mid-flood: {screen:?}"
+        );
+    }
+    let waited = server
+        .ok(
+            "terminal_wait",
+            json!({"sessionId": id, "until": "exit", "timeout": 120000}),
+        )
+        .await;
+    assert_eq!(waited["reason"], "exit", "{waited}");
+    // After it: the prompt on the last row, 2000000 above it, and 100 rows of scrollback
+    // above the screen's first (1999992), the oldest 1999892.
+    let now = read(0).await;
+    assert_eq!(now["pagesBack"], 10, "{now}");
+    let screen = numbers(&now);
+    assert_eq!(
+        screen,
+        (1_999_992..=2_000_000).collect::<Vec<u32>>(),
+        "{now}"
+    );
+    let mut kept = Vec::new();
+    for page in (1..=10).rev() {
+        kept.extend(numbers(&read(page).await));
+    }
+    assert_eq!(kept, (1_999_892..=1_999_991).collect::<Vec<u32>>());
+    server.stop().await;
+}

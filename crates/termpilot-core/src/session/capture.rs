@@ -62,6 +62,8 @@ pub(super) struct Capture<'a> {
     pub region: &'a mut Region,
     pub extents: &'a mut Extents,
     pub scrollback: &'a mut Scrollback,
+    /// Set when a character is printed: the parser was in its ground state.
+    pub printed: bool,
 }
 
 impl Capture<'_> {
@@ -293,6 +295,7 @@ impl Handler for Capture<'_> {
             self.overwrites_a_wrapped_wide_char(c);
         }
         self.term.input(c);
+        self.printed = true;
         if self.term.mode().contains(TermMode::INSERT) {
             // The cells after the cursor moved right.
             self.extents.line_written(self.cursor_line());

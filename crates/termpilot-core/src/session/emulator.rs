@@ -1,8 +1,14 @@
-//! The terminal emulator behind a session: alacritty_terminal fed with every byte once.
+//! The terminal emulator behind a session: alacritty_terminal, fed every byte once.
 //!
 //! It is the source of truth for what a person sees (screen, scrollback, modes, title). The
 //! terminal queries programs send (DA, DSR/CPR, colour and size queries) come back from it
 //! as replies, which the session writes to the PTY so those programs never stall.
+//!
+//! Under a flood of plain text it parses only what can still show: the part of a long run of
+//! plain text that later lines push out of both screen and scrollback is left out, and plain
+//! text that ends a read waits unparsed until other bytes come or someone reads the screen
+//! ([`Emulator::catch_up`]); see `plain_run`. The result is exactly what parsing every byte
+//! gives.
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
@@ -17,6 +23,7 @@ use alacritty_terminal::vte::ansi::{CursorShape, Processor, Rgb};
 use super::capture::{self, Capture, Region};
 use super::dcs_query::{self, DcsQueries};
 use super::extents::Extents;
+use super::plain_run;
 use super::scrollback::Scrollback;
 
 /// Pixel size of a cell reported to programs that ask (CSI 14 t).
@@ -133,7 +140,25 @@ pub struct Emulator {
     scrollback: Scrollback,
     region: Region,
     extents: Extents,
+    /// Whether long runs of plain text take the fast path (always, except in the test
+    /// that holds the two ways side by side).
+    skip_plain: bool,
+    /// Bytes the fast path left out so far.
+    skipped: u64,
+    /// Plain text fed but not parsed yet ([`Emulator::catch_up`]).
+    pending: Vec<u8>,
+    /// The length of `pending` at which what cannot show is dropped from it.
+    trim_at: usize,
+    /// The least `trim_at` ([`PENDING_TRIM`]; smaller in tests).
+    pending_trim: usize,
 }
+
+/// Plain text this long, ending what is fed, is kept for later rather than parsed.
+const DEFER_AT: usize = 1024;
+/// The kept plain text is first trimmed at this length.
+const PENDING_TRIM: usize = 64 * 1024;
+/// More kept plain text than this, that trimming cannot shorten, is parsed.
+const PENDING_MAX: usize = 1024 * 1024;
 
 impl Emulator {
     pub fn new(size: Size, scrollback: usize) -> Self {
@@ -152,18 +177,143 @@ impl Emulator {
             scrollback: Scrollback::new(scrollback),
             region: Region::full(size.rows as usize),
             extents: Extents::blank(size.rows as usize, size.cols as usize),
+            skip_plain: true,
+            skipped: 0,
+            pending: Vec::new(),
+            trim_at: PENDING_TRIM,
+            pending_trim: PENDING_TRIM,
         }
     }
 
-    /// Runs the parser over `bytes`, keeping the rows that scroll off.
-    fn advance(&mut self, bytes: &[u8]) {
+    /// Runs the parser over `bytes`, keeping the rows that scroll off. The part of a long run
+    /// of plain text that cannot show in the end is left out, and a run of plain text that
+    /// ends `bytes` is only kept, not parsed, until more than plain text comes or someone
+    /// reads the screen ([`Emulator::catch_up`]): under a flood of lines, most are never
+    /// parsed (`plain_run`).
+    fn advance(&mut self, mut bytes: &[u8]) {
+        if !self.pending.is_empty() {
+            let plain = plain_run::plain_prefix(bytes);
+            self.defer(&bytes[..plain]);
+            if plain == bytes.len() {
+                return;
+            }
+            self.catch_up();
+            bytes = &bytes[plain..];
+        }
+        let keep = self.keep_lines();
+        let tail = plain_run::plain_tail(bytes);
+        let (mut parsed, mut search) = (0, 0);
+        while self.skip_plain
+            && let Some(run) = plain_run::next_run(&bytes[..tail], search, keep)
+        {
+            search = run.end;
+            let mut from = run.start;
+            while let Some(probe) = plain_run::first_printable(&bytes[from..run.cut]) {
+                let probe = from + probe;
+                let ground = self.probe(&bytes[parsed..=probe]);
+                parsed = probe + 1;
+                if let Some(scrolls_away) = ground {
+                    if scrolls_away {
+                        self.skipped += (run.cut - parsed) as u64;
+                        parsed = run.cut;
+                    }
+                    break;
+                }
+                // Still inside a sequence (a string may hold lines): try again after the
+                // next line feed.
+                match memchr::memchr(b'\n', &bytes[parsed..run.cut]) {
+                    Some(i) => from = parsed + i + 1,
+                    None => break,
+                }
+            }
+        }
+        // Plain text that ends `bytes` at length waits, once its first character was printed
+        // (output that ends in a little text is parsed at once).
+        if self.skip_plain
+            && bytes.len() - tail >= self.pending_trim.min(DEFER_AT)
+            && let Some(probe) = plain_run::first_printable(&bytes[tail..])
+        {
+            let probe = tail + probe;
+            if self.probe(&bytes[parsed..=probe]) == Some(true) {
+                self.defer(&bytes[probe + 1..]);
+                return;
+            }
+            parsed = probe + 1;
+        }
+        self.parse(&bytes[parsed..]);
+    }
+
+    /// Parses `bytes`, whose last one is printable. When it was printed (the parser is in
+    /// its ground state: only then does it print), returns whether plain text now scrolls
+    /// the whole screen away.
+    fn probe(&mut self, bytes: &[u8]) -> Option<bool> {
+        let (last, before) = bytes.split_last()?;
+        self.parse(before);
+        self.parse(std::slice::from_ref(last))
+            .then(|| self.plain_text_scrolls_everything_away())
+    }
+
+    /// Line feeds after a CR that make everything before it invisible.
+    fn keep_lines(&self) -> usize {
+        plain_run::keep_lines(self.term.screen_lines(), self.scrollback.limit())
+    }
+
+    /// Keeps plain text for later, dropping what cannot show; the parser is in its ground
+    /// state, on a screen plain text scrolls away, and stays so until the text is parsed.
+    fn defer(&mut self, bytes: &[u8]) {
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= self.trim_at {
+            self.trim_pending();
+            self.trim_at = (2 * self.pending.len()).max(self.pending_trim);
+            if self.pending.len() > PENDING_MAX {
+                // A run with too few lines to drop any (one very long line): parse it.
+                self.catch_up();
+            }
+        }
+    }
+
+    /// Drops the kept plain text that cannot show.
+    fn trim_pending(&mut self) {
+        if let Some(cut) = plain_run::cut(&self.pending, self.keep_lines()) {
+            self.skipped += cut as u64;
+            self.pending.drain(..cut);
+        }
+    }
+
+    /// Parses the plain text kept for later, if any: the screen, scrollback and cursor are
+    /// then up to date with every byte fed. Readers of the screen call this first (the
+    /// session does, whenever its state is locked for a reader).
+    pub fn catch_up(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        self.trim_pending();
+        let pending = std::mem::take(&mut self.pending);
+        self.parse(&pending);
+        self.trim_at = self.pending_trim;
+    }
+
+    /// Whether plain text now scrolls the whole screen into history, line by line: the main
+    /// screen, its scroll region the whole of it, and no synchronized update holding bytes
+    /// back (the parser is known to be in ground when this is asked).
+    fn plain_text_scrolls_everything_away(&self) -> bool {
+        !self.term.mode().contains(TermMode::ALT_SCREEN)
+            && self.region == Region::full(self.term.screen_lines())
+            && self.parser.sync_bytes_count() == 0
+            && self.parser.sync_timeout().sync_timeout().is_none()
+    }
+
+    /// Runs the parser over `bytes`; returns whether it printed a character.
+    fn parse(&mut self, bytes: &[u8]) -> bool {
         let mut capture = Capture {
             term: &mut self.term,
             region: &mut self.region,
             extents: &mut self.extents,
             scrollback: &mut self.scrollback,
+            printed: false,
         };
         self.parser.advance(&mut capture, bytes);
+        capture.printed
     }
 
     /// Lines of scrollback kept above the screen.
@@ -238,6 +388,7 @@ impl Emulator {
     }
 
     pub fn resize(&mut self, size: Size) {
+        self.catch_up();
         self.listener.pending.lock().unwrap().size = Some(size);
         capture::keep_before_resize(&self.term, &mut self.scrollback, size.rows as usize);
         self.term.resize(size);
@@ -247,6 +398,7 @@ impl Emulator {
 
     /// Clears the screen and the scrollback (the program is not told).
     pub fn clear(&mut self) {
+        self.catch_up();
         self.advance(b"\x1b[H\x1b[2J\x1b[3J");
         self.scrollback.clear();
     }
@@ -437,6 +589,152 @@ mod tests {
             compared > 1000 && rows_compared > 10_000,
             "{compared} {rows_compared}"
         );
+    }
+
+    /// A run of plain text: printable ASCII, mostly lines ended by CRLF, with TAB, BS, BEL,
+    /// bare CR and LF among them.
+    fn plain_run(rng: &mut Rng, lines: usize, cols: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for _ in 0..lines {
+            for _ in 0..rng.below(cols * 2 + 1) {
+                out.push(match rng.below(40) {
+                    0 => b'\t',
+                    1 => 0x08,
+                    2 => 0x07,
+                    3 => b'\r',
+                    4 => b' ',
+                    n => b'!' + ((n * 7) % 94) as u8,
+                });
+            }
+            out.extend_from_slice(match rng.below(8) {
+                0 => b"\n".as_slice(),
+                1 => b"\r",
+                _ => b"\r\n",
+            });
+        }
+        out
+    }
+
+    /// Everything a reader of the emulator can see: every line of screen and scrollback cell
+    /// for cell, the cursor (with a pending wrap), the modes.
+    fn seen(emu: &Emulator) -> String {
+        let history = emu.history_size() as i32;
+        let rows = emu.term().screen_lines() as i32;
+        let lines: Vec<String> = (-history..rows)
+            .map(|line| {
+                let row = emu.line(line);
+                let cells: Vec<_> = row[..]
+                    .iter()
+                    .map(|c| (c.c, c.fg, c.bg, c.flags, c.zerowidth().map(|z| z.to_vec())))
+                    .collect();
+                format!("{cells:?}")
+            })
+            .collect();
+        let cursor = &emu.term().grid().cursor;
+        format!(
+            "{lines:?}\ncursor {:?} wrap {} mode {:?} title {:?}",
+            cursor.point,
+            cursor.input_needs_wrap,
+            emu.mode(),
+            emu.title()
+        )
+    }
+
+    /// The fast path for plain text is exact: random states, then a long plain run, then
+    /// more random output, fed with and without it, read the same after each part.
+    #[test]
+    fn skipping_plain_text_changes_nothing_a_reader_sees() {
+        let mut skipped_runs = 0;
+        for seed in 1..=400u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let size = Size {
+                // (alacritty itself fails on a wide character in one column.)
+                cols: 2 + rng.below(13) as u16,
+                // One row is left out: the capture does not follow a wrap inside a one-line
+                // region at the top (`capture.rs`).
+                rows: 2 + rng.below(6) as u16,
+            };
+            let scrollback = [0, 1, 3, 7, 20][rng.below(5)];
+            let mut fast = Emulator::new(size, scrollback);
+            // Kept plain text trimmed early and often.
+            fast.pending_trim = 1 + rng.below(48);
+            fast.trim_at = fast.pending_trim;
+            let mut exact = Emulator::new(size, scrollback);
+            exact.skip_plain = false;
+            let keep = plain_run::keep_lines(size.rows as usize, scrollback);
+            let mut start = random_stream(&mut rng, size.cols as usize);
+            // Sometimes the run comes inside an unfinished sequence, or a synchronized update.
+            const OPEN: &[&[u8]] = &[
+                b"\x1b]0;",
+                b"\x1b[",
+                b"\x1bP",
+                b"\x1b[?2026h",
+                b"\x1b",
+                b"\xe6\xbc",
+            ];
+            if rng.below(3) == 0 {
+                start.extend_from_slice(OPEN[rng.below(OPEN.len())]);
+            }
+            let mut parts = vec![start];
+            // A REP (`CSI b`) right after the run repeats its last printed character.
+            let lines = keep + rng.below(3 * keep + 4);
+            let run = plain_run(&mut rng, lines, size.cols as usize);
+            parts.push([run.as_slice(), b"\x1b[3b"].concat());
+            parts.push(random_stream(&mut rng, size.cols as usize));
+            parts.push(plain_run(&mut rng, 2 * keep + 5, size.cols as usize));
+            for (i, part) in parts.iter().enumerate() {
+                let before = fast.skipped;
+                // Split where reads would split it, in two or in many pieces.
+                let mut at = 0;
+                let most = if rng.below(2) == 0 { part.len() } else { 64 };
+                while at < part.len() {
+                    let end = (at + 1 + rng.below(most)).min(part.len());
+                    let piece = &part[at..end];
+                    assert_eq!(fast.feed(piece), exact.feed(piece), "seed {seed} part {i}");
+                    at = end;
+                }
+                fast.catch_up();
+                skipped_runs += usize::from(fast.skipped > before);
+                assert_eq!(seen(&fast), seen(&exact), "seed {seed} part {i}");
+            }
+        }
+        assert!(
+            skipped_runs > 200,
+            "the fast path was taken {skipped_runs} times"
+        );
+    }
+
+    #[test]
+    fn a_flood_of_lines_is_mostly_skipped() {
+        let mut emu = Emulator::new(
+            Size {
+                cols: 120,
+                rows: 30,
+            },
+            5000,
+        );
+        let text: String = (1..=100_000).map(|i| format!("{i}\r\n")).collect();
+        // In reads of 4 KiB, as a terminal gives them.
+        for piece in text.as_bytes().chunks(4096) {
+            emu.feed(piece);
+        }
+        emu.catch_up();
+        assert!(emu.skipped > text.len() as u64 * 9 / 10, "{}", emu.skipped);
+        assert_eq!(emu.history_size(), 5000);
+        let text = |line: i32| -> String {
+            let row = emu.line(line);
+            row[..]
+                .iter()
+                .map(|c| c.c)
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        };
+        assert_eq!(text(-5000), "94972");
+        assert_eq!(text(-1), "99971");
+        assert_eq!(text(0), "99972");
+        assert_eq!(text(28), "100000");
+        assert_eq!(text(29), "");
     }
 
     #[test]

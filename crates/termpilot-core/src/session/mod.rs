@@ -52,6 +52,7 @@ mod ops;
 mod output;
 mod paste;
 mod phase;
+mod plain_run;
 mod program_ready;
 mod prompt_exec;
 mod prompt_exec_capture;

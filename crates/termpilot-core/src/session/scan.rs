@@ -29,7 +29,7 @@ impl LineScan {
         mut on_line: impl FnMut(&str) -> bool,
     ) -> Option<u64> {
         let (from, bytes, masks) = {
-            let s = session.state();
+            let s = session.output_state();
             let (from, bytes) = s.output.since(self.pos);
             let masks = s.input.echo_between(from, from + bytes.len() as u64);
             (from, bytes, masks)

@@ -144,6 +144,11 @@ impl Scrollback {
         self.rows.len()
     }
 
+    /// The most rows kept.
+    pub(super) fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// Takes the leading wide-char spacer off the last of `columns` cells of the newest row,
     /// as alacritty does when the wide character it led to is overwritten.
     pub(super) fn drop_leading_spacer(&mut self, columns: usize) {

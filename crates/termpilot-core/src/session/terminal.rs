@@ -240,8 +240,16 @@ impl Session {
         self.pid
     }
 
-    /// The state, locked. Hold it briefly and never across an await.
+    /// The state, locked, its screen up to date. Hold it briefly and never across an await.
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        let mut s = lock(&self.state);
+        s.emu.catch_up();
+        s
+    }
+
+    /// The state, locked, its screen possibly behind the output (plain text not parsed yet,
+    /// `emulator.rs`): for readers of the output, the input and the command state only.
+    pub(super) fn output_state(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
     }
 

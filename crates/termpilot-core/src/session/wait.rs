@@ -143,8 +143,9 @@ impl SessionCall {
             .cancel(cancel)
             .progress(progress)
             .run(|now| {
+                // Output and command state only: the screen is not caught up on each wake.
                 let (end, last_output) = {
-                    let s = self.state();
+                    let s = self.output_state();
                     (s.output.end(), s.output.last_output())
                 };
                 let found = match until {
@@ -169,13 +170,17 @@ impl SessionCall {
                 let ended = match until {
                     Until::Exit => {
                         let seen = self.seen(now, last_output);
-                        self.state().command.command_end(&mut follow, &seen)
+                        self.output_state().command.command_end(&mut follow, &seen)
                     }
-                    _ => self.state().command.program_end(now).map(|exit| End {
-                        to: None,
-                        status: exit.code,
-                        exit: Some(exit),
-                    }),
+                    _ => self
+                        .output_state()
+                        .command
+                        .program_end(now)
+                        .map(|exit| End {
+                            to: None,
+                            status: exit.code,
+                            exit: Some(exit),
+                        }),
                 };
                 let mut wake_at = match ended {
                     Verdict::Yes(end) => return Look::Done((Reason::Exit, None, end.exit)),
