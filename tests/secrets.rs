@@ -51,6 +51,8 @@ struct Asked {
 struct PersonClient {
     asked: mpsc::UnboundedSender<Asked>,
     completed: Arc<Mutex<Vec<String>>>,
+    /// Woken on each completion (it may come just after the call's result).
+    completed_note: Arc<tokio::sync::Notify>,
     progress: mpsc::UnboundedSender<String>,
 }
 
@@ -107,6 +109,7 @@ impl ClientHandler for PersonClient {
                 .unwrap()
                 .to_string();
             self.completed.lock().unwrap().push(id);
+            self.completed_note.notify_one();
         }
     }
 }
@@ -117,6 +120,7 @@ struct Setup {
     client: RunningService<RoleClient, PersonClient>,
     asked: mpsc::UnboundedReceiver<Asked>,
     completed: Arc<Mutex<Vec<String>>>,
+    completed_note: Arc<tokio::sync::Notify>,
     progress: mpsc::UnboundedReceiver<String>,
     dirs: tempfile::TempDir,
 }
@@ -151,10 +155,12 @@ impl Setup {
             .expect("spawn termpilot");
         let (tx, asked) = mpsc::unbounded_channel();
         let completed = Arc::new(Mutex::new(Vec::new()));
+        let completed_note = Arc::new(tokio::sync::Notify::new());
         let (progress_tx, progress) = mpsc::unbounded_channel();
         let person = PersonClient {
             asked: tx,
             completed: completed.clone(),
+            completed_note: completed_note.clone(),
             progress: progress_tx,
         };
         let client = tokio::time::timeout(TEST_TIMEOUT, person.serve(transport))
@@ -165,6 +171,7 @@ impl Setup {
             client,
             asked,
             completed,
+            completed_note,
             progress,
             dirs,
         }
@@ -201,6 +208,22 @@ impl Setup {
                 .expect("exec answered in time")
                 .expect("exec at the protocol level")
         })
+    }
+
+    /// The completions received, once there are `n` (the notification may come just after
+    /// the call's result; bounded by `WAIT`).
+    async fn completions(&self, n: usize) -> Vec<String> {
+        let enough = async {
+            loop {
+                let notified = self.completed_note.notified();
+                if self.completed.lock().unwrap().len() >= n {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        let _ = tokio::time::timeout(WAIT, enough).await;
+        self.completed.lock().unwrap().clone()
     }
 
     async fn next_ask(&mut self) -> Asked {
@@ -876,7 +899,7 @@ async fn the_page_field_answers_the_call_that_asked() {
             .contains("A person answered"),
         "{value}"
     );
-    assert_eq!(*setup.completed.lock().unwrap(), vec![asked.id.clone()]);
+    assert_eq!(setup.completions(1).await, vec![asked.id.clone()]);
     // The call's one-time link was the one used.
     let (status, _) = post_from(&asked.url, &base, "again").await;
     assert_eq!(status, 410);
@@ -934,7 +957,7 @@ async fn answered(command: &str, program: &str, prompt: &str) {
     );
     assert!(value.get("waitingForInput").is_none(), "{value}");
     assert_eq!(
-        *setup.completed.lock().unwrap(),
+        setup.completions(1).await,
         vec![asked.id.clone()],
         "notifications/elicitation/complete for this elicitation"
     );
@@ -1214,7 +1237,7 @@ async fn a_secret_prompt_on_a_remote_termpilot_is_answered_on_the_local_page() {
             .contains("A person answered"),
         "{value}"
     );
-    assert_eq!(*setup.completed.lock().unwrap(), vec![asked.id.clone()]);
+    assert_eq!(setup.completions(1).await, vec![asked.id.clone()]);
     // A decline goes back to the remote: nothing typed, the result says so.
     let exec = setup.exec(&id, "read -s -p 'PIN: ' p; echo got:$p");
     let asked = setup.next_ask().await;

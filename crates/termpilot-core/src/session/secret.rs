@@ -85,6 +85,24 @@ pub enum PersonOutcome {
     NotAsked(String),
 }
 
+/// Says "typed" to the face, and counts the answer, when dropped still holding its sender:
+/// once the secret's bytes are queued for the terminal.
+struct Typed<'a> {
+    to: Option<oneshot::Sender<Result<(), String>>>,
+    answered: Option<&'a AtomicUsize>,
+}
+
+impl Drop for Typed<'_> {
+    fn drop(&mut self) {
+        if let Some(to) = self.to.take() {
+            if let Some(answered) = self.answered {
+                answered.fetch_add(1, Ordering::Relaxed);
+            }
+            let _ = to.send(Ok(()));
+        }
+    }
+}
+
 /// The face's way of asking a person for the answer to a secret prompt.
 pub trait AskPerson: Send + Sync {
     fn ask<'a>(
@@ -114,6 +132,23 @@ impl SessionCall {
         cancel: &CancellationToken,
         progress: &dyn Progress,
     ) -> PersonOutcome {
+        self.ask_person_counted(asker, prompt, cancel, progress, None)
+            .await
+    }
+
+    /// [`Self::ask_person`], counting an answer in `answered` the moment the secret is in
+    /// the terminal. The page is told "typed" at that moment too, before the wait for the
+    /// program to take it: a caller that drops this future once the command goes on (a
+    /// wait beside it matched the command's next output) must not leave the person told
+    /// that nothing was typed, nor its result without "a person answered".
+    async fn ask_person_counted(
+        &self,
+        asker: &Asker,
+        prompt: &SecretPrompt,
+        cancel: &CancellationToken,
+        progress: &dyn Progress,
+        answered: Option<&AtomicUsize>,
+    ) -> PersonOutcome {
         let gone = async {
             // Progress goes on meanwhile (the prompt line every few seconds), so a client
             // that resets its timeout on progress keeps waiting for the person.
@@ -138,12 +173,24 @@ impl SessionCall {
         };
         match reply {
             PersonReply::Secret { secret, typed } => {
-                let result = self.type_secret(prompt, secret).await;
-                let answered = result.is_ok();
-                let _ = typed.send(result);
-                match answered {
-                    true => PersonOutcome::Answered,
-                    false => PersonOutcome::PromptGone,
+                // `type_secret`'s one await is the writer's acknowledgement: dropped there,
+                // the bytes are already queued for the terminal, so the guard says typed.
+                let mut typed = Typed {
+                    to: Some(typed),
+                    answered,
+                };
+                match self.type_secret(prompt, secret).await {
+                    Ok(written_at) => {
+                        drop(typed);
+                        self.wait_taken(prompt, written_at).await;
+                        PersonOutcome::Answered
+                    }
+                    Err(why) => {
+                        if let Some(to) = typed.to.take() {
+                            let _ = to.send(Err(why));
+                        }
+                        PersonOutcome::PromptGone
+                    }
                 }
             }
             PersonReply::Declined => PersonOutcome::Declined,
@@ -170,11 +217,11 @@ impl SessionCall {
                 continue;
             };
             asks += 1;
-            match self.ask_person(asker, &prompt, cancel, progress).await {
-                PersonOutcome::Answered => {
-                    answered.fetch_add(1, Ordering::Relaxed);
-                }
-                PersonOutcome::PromptGone => {}
+            match self
+                .ask_person_counted(asker, &prompt, cancel, progress, Some(answered))
+                .await
+            {
+                PersonOutcome::Answered | PersonOutcome::PromptGone => {}
                 other => return other,
             }
         }
@@ -182,12 +229,12 @@ impl SessionCall {
     }
 
     /// Types `secret` and Enter, if the same program still waits at the same prompt with
-    /// echo off; else a sentence why nothing was typed.
+    /// echo off (the output position when written); else a sentence why nothing was typed.
     async fn type_secret(
         &self,
         prompt: &SecretPrompt,
         secret: Zeroizing<Vec<u8>>,
-    ) -> Result<(), String> {
+    ) -> Result<u64, String> {
         if self.secret_prompt().as_ref() != Some(prompt) {
             return Err(format!(
                 "{} no longer waits at \"{}\" with echo off; nothing was typed.",
@@ -203,6 +250,12 @@ impl SessionCall {
             .write(bytes, None)
             .await
             .map_err(|e| format!("Typing into the terminal failed: {e}"))?;
+        Ok(written_at)
+    }
+
+    /// Waits (at most [`TAKEN_WITHIN`]) until the program took a secret written at
+    /// `written_at`.
+    async fn wait_taken(&self, prompt: &SecretPrompt, written_at: u64) {
         // Until the program took it — nothing left unread, and it printed, or put echo back,
         // or let go of the terminal — a look would see the same prompt still waiting.
         let tty = platform::stdin_tty(self.pid);
@@ -223,7 +276,6 @@ impl SessionCall {
                 true => Look::Done(()),
             })
             .await;
-        Ok(())
     }
 }
 
