@@ -34,6 +34,11 @@ fn main() -> std::process::ExitCode {
         unsafe {
             let cores = libc::sysconf(libc::_SC_NPROCESSORS_ONLN).clamp(2, 64);
             libc::mallopt(libc::M_ARENA_MAX, cores as libc::c_int);
+            // A fixed threshold: buffers of 128 KiB and more (an emulator's kept plain
+            // text, a large reply) are mapped on their own and given back when freed. By
+            // default glibc raises the threshold to the largest such buffer freed, after
+            // which they come from the heap and stay resident.
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
         }
     }
     // Before any thread starts: the token leaves the environment (no child inherits it),
