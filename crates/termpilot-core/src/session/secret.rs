@@ -235,16 +235,7 @@ impl SessionCall {
         prompt: &SecretPrompt,
         secret: Zeroizing<Vec<u8>>,
     ) -> Result<u64, String> {
-        if self.secret_prompt().as_ref() != Some(prompt) {
-            return Err(format!(
-                "{} no longer waits at \"{}\" with echo off; nothing was typed.",
-                prompt.program, prompt.prompt
-            ));
-        }
-        let mut bytes = Vec::with_capacity(secret.len() + 1);
-        bytes.extend_from_slice(&secret);
-        bytes.push(b'\r');
-        drop(secret);
+        let bytes = self.secret_line(prompt, secret)?;
         // The writer thread zeroes the bytes once written; no echo mask: nothing is echoed.
         let written_at = self
             .write(bytes, None)
@@ -280,15 +271,13 @@ impl SessionCall {
 }
 
 impl Session {
-    /// A person's answer typed from the web page's password field: sent as a person's keys
-    /// are (no call's turn: an agent's call that waits meanwhile does not hold it back), only
-    /// if the program still waits at `prompt` with echo off; else a sentence why nothing was
-    /// typed. The writer thread zeroes the bytes once written.
-    pub fn answer_secret(
+    /// `secret` and Enter, the bytes to type, if the same program still waits at `prompt`
+    /// with echo off; else a sentence why nothing was typed.
+    fn secret_line(
         &self,
         prompt: &SecretPrompt,
         secret: Zeroizing<Vec<u8>>,
-    ) -> Result<(), String> {
+    ) -> Result<Vec<u8>, String> {
         if self.secret_prompt().as_ref() != Some(prompt) {
             return Err(format!(
                 "{} no longer waits at \"{}\" with echo off; nothing was typed.",
@@ -298,7 +287,19 @@ impl Session {
         let mut bytes = Vec::with_capacity(secret.len() + 1);
         bytes.extend_from_slice(&secret);
         bytes.push(b'\r');
-        drop(secret);
+        Ok(bytes)
+    }
+
+    /// A person's answer typed from the web page's password field: sent as a person's keys
+    /// are (no call's turn: an agent's call that waits meanwhile does not hold it back), only
+    /// if the program still waits at `prompt` with echo off; else a sentence why nothing was
+    /// typed. The writer thread zeroes the bytes once written.
+    pub fn answer_secret(
+        &self,
+        prompt: &SecretPrompt,
+        secret: Zeroizing<Vec<u8>>,
+    ) -> Result<(), String> {
+        let bytes = self.secret_line(prompt, secret)?;
         self.send_input(bytes);
         Ok(())
     }
