@@ -728,6 +728,37 @@ async fn the_web_page_lists_a_kept_session_and_a_person_watches_and_takes_it_ove
     let entry = list_entry(&listed, &id).unwrap_or_else(|| panic!("kept session listed: {listed}"));
     assert_eq!(entry["kept"], true, "{entry}");
 
+    // A client without the token, and a foreign page with it, cannot open the kept
+    // session's socket (the proxy stands behind the page's guard like its own sessions).
+    for (token, origin, status) in [
+        (false, web.url.as_str(), 401u16),
+        (true, "http://evil.example", 403),
+    ] {
+        let mut request = format!("ws://127.0.0.1:{}/ws/session/{id}", web.port)
+            .into_client_request()
+            .unwrap();
+        let headers = request.headers_mut();
+        if token {
+            headers.insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+        }
+        headers.insert("origin", origin.parse().unwrap());
+        let opened = tokio::time::timeout(
+            common::TEST_TIMEOUT,
+            tokio_tungstenite::connect_async(request),
+        )
+        .await
+        .expect("answered in time");
+        match opened {
+            Err(tokio_tungstenite::tungstenite::Error::Http(response)) => assert_eq!(
+                response.status().as_u16(),
+                status,
+                "token {token}, origin {origin}"
+            ),
+            Err(e) => panic!("token {token}, origin {origin}: {e}"),
+            Ok(_) => panic!("the kept session's socket opened (token {token}, origin {origin})"),
+        }
+    }
+
     // The page's live socket: the redraw (scrollback from before), keys refused until taken.
     let mut request = format!("ws://127.0.0.1:{}/ws/session/{id}", web.port)
         .into_client_request()
