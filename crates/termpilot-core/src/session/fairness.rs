@@ -20,11 +20,12 @@
 //! coming late, not the program stopping); a busy reader waits that long at most before it
 //! looks, so a session that stops printing has its priorities back within it.
 //!
-//! Raising a priority back may be refused: a thread's nice value needs root, `CAP_SYS_NICE`
+//! Raising a priority back may be refused: a thread's nice value needs `CAP_SYS_NICE`
 //! or `RLIMIT_NICE`, so without them the reader keeps its lower one for the rest of its
-//! session and stops asking; an autogroup's may be set back by its owner, but at most ten
-//! times a second across the whole system, so a refused one is tried again on a helper
-//! thread (every [`RETRY_EVERY`], for [`RETRY_FOR`]). A group is only ever changed when it
+//! session and stops asking. Without `CAP_SYS_ADMIN` the kernel changes an autogroup's
+//! priority at most ten times a second across the whole system, so a refused lowering is
+//! asked again on a later chunk, and a refused setting back on a helper thread (every
+//! [`RETRY_EVERY`], for [`RETRY_FOR`]). A group is only ever changed when it
 //! is not the server's own, and set back only while it is still the one lowered. Linux only;
 //! elsewhere nothing changes.
 
@@ -59,6 +60,9 @@ pub(super) struct Fairness {
     lowered: Option<Lowered>,
     /// Raising the thread back was refused once: it stays low and stops trying.
     stuck: bool,
+    /// Lowering the group was refused for now (the system-wide rate limit): when to ask
+    /// again.
+    group_again: Option<Instant>,
 }
 
 /// The priorities a flooding session gave up.
@@ -77,6 +81,7 @@ impl Fairness {
             counted: false,
             lowered: None,
             stuck: false,
+            group_again: None,
         }
     }
 
@@ -97,8 +102,26 @@ impl Fairness {
         if self.lowered.is_none() && BUSY.load(Ordering::Relaxed) >= MIN_FLOODS {
             self.lowered = Some(Lowered {
                 thread: if self.stuck { None } else { lower_thread() },
-                group: lower_group(self.pid),
+                group: None,
             });
+            self.lower_group();
+        } else if self.group_again.is_some_and(|at| Instant::now() >= at) {
+            self.lower_group();
+        }
+    }
+
+    /// Lowers the program's group, or asks again after [`RETRY_EVERY`] when the kernel's
+    /// rate limit refused it (without `CAP_SYS_ADMIN`, one group change a tenth of a
+    /// second system-wide: two floods stepping back at once meet it).
+    fn lower_group(&mut self) {
+        self.group_again = None;
+        let Some(lowered) = self.lowered.as_mut() else {
+            return;
+        };
+        match lower_group(self.pid) {
+            GroupChange::Done(name, base) => lowered.group = Some((name, base)),
+            GroupChange::Later => self.group_again = Some(Instant::now() + RETRY_EVERY),
+            GroupChange::Never => {}
         }
     }
 
@@ -124,6 +147,7 @@ impl Fairness {
     /// Quiet, or done: nothing counted, nothing lowered.
     pub(super) fn quiet(&mut self) {
         self.busy_since = None;
+        self.group_again = None;
         if self.counted {
             self.counted = false;
             BUSY.fetch_sub(1, Ordering::Relaxed);
@@ -188,17 +212,32 @@ fn autogroup(pid: &str) -> Option<(String, i32)> {
     Some((name.to_string(), nice.trim().parse().ok()?))
 }
 
-/// Lowers the autogroup of `pid` by [`BUSY_NICE`] when it is not the server's own: its name
-/// and nice value before, if done.
+/// What became of lowering a program's group.
+enum GroupChange {
+    /// Lowered: the group's name and its nice value before.
+    Done(String, i32),
+    /// Refused for now by the system-wide rate limit: ask again later.
+    Later,
+    /// Not done and not to be asked again (the server's own group, no autogroups, refused).
+    Never,
+}
+
+/// Lowers the autogroup of `pid` by [`BUSY_NICE`] when it is not the server's own.
 #[cfg(target_os = "linux")]
-fn lower_group(pid: i32) -> Option<(String, i32)> {
-    let (name, base) = autogroup(&pid.to_string())?;
+fn lower_group(pid: i32) -> GroupChange {
+    let Some((name, base)) = autogroup(&pid.to_string()) else {
+        return GroupChange::Never;
+    };
     if autogroup("self").is_none_or(|(own, _)| own == name) {
-        return None;
+        return GroupChange::Never;
     }
     let lower = (base + BUSY_NICE).min(19);
-    std::fs::write(format!("/proc/{pid}/autogroup"), lower.to_string()).ok()?;
-    Some((name, base))
+    match std::fs::write(format!("/proc/{pid}/autogroup"), lower.to_string()) {
+        Ok(()) => GroupChange::Done(name, base),
+        // EAGAIN: another autogroup changed in the last 100 ms, anywhere on the system.
+        Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => GroupChange::Later,
+        Err(_) => GroupChange::Never,
+    }
 }
 
 /// Sets the autogroup of `pid` back to `base` while it is still `group`; refused for now
@@ -251,8 +290,8 @@ fn set_thread_nice(_value: i32) -> bool {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn lower_group(_pid: i32) -> Option<(String, i32)> {
-    None
+fn lower_group(_pid: i32) -> GroupChange {
+    GroupChange::Never
 }
 
 #[cfg(not(target_os = "linux"))]
