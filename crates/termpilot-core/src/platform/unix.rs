@@ -505,9 +505,21 @@ fn waits_on(pid: i32, tty: &std::path::Path, min: std::time::Duration, alone: bo
     }
 }
 
-/// How many times process `pid` (its main thread) has been switched out, voluntarily or
-/// not: a count that moves whenever it woke and slept again. Linux `/proc/<pid>/status`.
+/// A count that moves whenever process `pid` (its main thread) woke and ran again: how
+/// many times it was put on a CPU (`/proc/<pid>/schedstat`, third field), or, where the
+/// kernel keeps no such count, how many times it was switched out (`/proc/<pid>/status`).
+/// Compared only with itself: one source per kernel. The first is a line of three numbers;
+/// the second renders some fifty lines, a cost every write paid (issue 32, HTTP figure).
 pub fn context_switches(pid: i32) -> Option<u64> {
+    if let Ok(line) = read_proc(&format!("/proc/{pid}/schedstat")) {
+        let mut fields = line.split_ascii_whitespace().map(str::parse::<u64>);
+        if let (Some(Ok(run)), Some(Ok(_)), Some(Ok(count))) =
+            (fields.next(), fields.next(), fields.next())
+            && (run, count) != (0, 0)
+        {
+            return Some(count);
+        }
+    }
     let status = read_proc(&format!("/proc/{pid}/status")).ok()?;
     let mut total = None;
     for line in status.lines() {
@@ -520,6 +532,32 @@ pub fn context_switches(pid: i32) -> Option<u64> {
         }
     }
     total
+}
+
+/// Makes `fd`'s open file (shared by every duplicate of it) non-blocking: a read or write
+/// that would wait fails with `WouldBlock` instead.
+pub fn set_nonblocking(fd: i32) -> std::io::Result<()> {
+    // SAFETY: fcntl(2) reads and sets the status flags of a descriptor the caller owns.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Blocks until `fd` takes output again (or hung up): what a non-blocking writer waits for
+/// after `WouldBlock`.
+pub fn wait_writable(fd: i32) {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: poll(2) on one pollfd we own. An interrupted wait returns; the caller writes
+    // again and comes back.
+    unsafe { libc::poll(&mut p, 1, -1) };
 }
 
 /// True when `fd` has input waiting right now (a zero-timeout poll).
@@ -647,6 +685,45 @@ mod tests {
         let t = process_start_time(me).expect("own start time");
         assert_eq!(process_start_time(me), Some(t));
         assert!(pid_exists(me));
+    }
+
+    /// The count moves when a sleeping process wakes and runs, and stays while it sleeps.
+    #[test]
+    fn context_switches_move_when_a_process_wakes() {
+        use std::io::{BufRead, Write};
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", "while read line; do echo \"$line\"; done"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let mut input = child.stdin.take().unwrap();
+        let mut output = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        let mut round = |line: &mut String| {
+            line.clear();
+            input.write_all(b"x\n").unwrap();
+            output.read_line(line).unwrap();
+            // Back asleep in its read: the state says so once it is.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while process_state(pid) != Some('S') {
+                assert!(std::time::Instant::now() < deadline);
+                std::thread::yield_now();
+            }
+        };
+        round(&mut line);
+        let before = context_switches(pid).expect("a count");
+        assert_eq!(context_switches(pid), Some(before), "asleep, it stays");
+        round(&mut line);
+        assert_eq!(line, "x\n");
+        assert!(
+            context_switches(pid).expect("a count") > before,
+            "woken, it moves"
+        );
+        assert_eq!(context_switches(i32::MAX), None);
+        drop(input);
+        child.wait().unwrap();
     }
 
     #[test]

@@ -80,6 +80,14 @@ pub fn stdin_tty(_pid: i32) -> Option<std::path::PathBuf> {
     None
 }
 
+/// Windows terminals keep their blocking handles.
+pub fn set_nonblocking(_fd: i32) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Windows terminals are not polled.
+pub fn wait_writable(_fd: i32) {}
+
 /// Windows pipes are not polled here: every read wakes waiters.
 pub fn readable_now(_fd: i32) -> bool {
     false

@@ -3,12 +3,19 @@
 //!
 //! The reader only reads the PTY and feeds every chunk, once, to the session's state
 //! ([`State::feed`], under a short-held lock, no await inside), writes the emulator's query
-//! replies back, and bumps an event counter that wakes waiters. The writer owns the PTY's
-//! input side, so a program that stops reading can never block a tool call. The waiter
-//! reaps the child and records how it ended.
+//! replies back, and bumps an event counter that wakes waiters. The writer thread takes
+//! the PTY's input that may wait, so a program that stops reading can never block a tool
+//! call. The waiter reaps the child and records how it ended.
+//!
+//! The terminal is non-blocking (Unix): a tool call's write goes out at once from the
+//! calling task when nothing is queued before it and the terminal takes it whole — the
+//! usual case, a short command typed to a program that reads — and only what it could not
+//! take is queued for the writer thread. That spares every call a hand-over to another
+//! thread and back (issue 32, the HTTP figure). One lock over the writing end keeps the
+//! two in order: the writer thread holds it for each job, a direct write only tries it.
 
 use std::io::{Read, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -104,6 +111,16 @@ impl Opened {
         let master_fd = pair.master.as_raw_fd();
         #[cfg(not(unix))]
         let master_fd = None;
+        if let Some(fd) = master_fd {
+            platform::set_nonblocking(fd).map_err(|e| {
+                Error::Other(format!("Could not set up the terminal ({e}); try again."))
+            })?;
+        }
+        let writer = Arc::new(Writer {
+            end: Mutex::new(writer),
+            fd: master_fd,
+            queued: AtomicUsize::new(0),
+        });
 
         let Feeds {
             state,
@@ -121,13 +138,19 @@ impl Opened {
             super::replies::counter(&state, |s: &State| s.phase().boundaries()),
             reader_idle.clone(),
         );
-        spawn_thread(id, "writer", move || {
-            writer_loop(writer, input_rx, &mut replies)
-        })?;
+        {
+            let writer = writer.clone();
+            spawn_thread(id, "writer", move || {
+                writer_loop(&writer, input_rx, &mut replies)
+            })?;
+        }
         {
             let state = state.clone();
             let events = events.clone();
-            let input = input.clone();
+            let input = Queue {
+                jobs: input.clone(),
+                writer: writer.clone(),
+            };
             // A command session's program is the one asker: its answers go out at once.
             let shell = (!command).then_some(pid);
             let ctx = ReaderContext {
@@ -160,7 +183,10 @@ impl Opened {
         })?;
         Ok(Pty {
             pid,
-            input,
+            input: Queue {
+                jobs: input,
+                writer,
+            },
             master: Mutex::new(pair.master),
             master_fd,
             reader_idle,
@@ -173,7 +199,7 @@ impl Opened {
 pub(crate) struct Pty {
     /// The main process started on it.
     pid: i32,
-    input: std::sync::mpsc::Sender<WriteJob>,
+    input: Queue,
     master: Mutex<Box<dyn MasterPty + Send>>,
     master_fd: Option<i32>,
     /// Set while the reader waits for output (see [`Pty::scanned_all`]).
@@ -186,8 +212,26 @@ impl Pty {
         self.pid
     }
 
-    /// Writes bytes to the program and waits (at most [`WRITE_TIMEOUT`]) until it took them.
-    pub(super) async fn write(&self, bytes: Vec<u8>) -> Result<()> {
+    /// Writes bytes to the program and waits (at most [`WRITE_TIMEOUT`]) until it took them:
+    /// at once when nothing is queued and the terminal takes them, else through the writer.
+    pub(super) async fn write(&self, mut bytes: Vec<u8>) -> Result<()> {
+        match self.input.writer.write_now(&bytes) {
+            Ok(n) if n == bytes.len() => {
+                zeroize::Zeroize::zeroize(&mut bytes);
+                return Ok(());
+            }
+            Ok(n) => {
+                // The rest waits for the program; what went is wiped now.
+                zeroize::Zeroize::zeroize(&mut bytes[..n]);
+                bytes.drain(..n);
+            }
+            Err(e) => {
+                zeroize::Zeroize::zeroize(&mut bytes);
+                return Err(Error::Other(format!(
+                    "Writing to the terminal failed ({e}); the program may have exited."
+                )));
+            }
+        }
         let (done, ack) = oneshot::channel();
         self.input
             .send(WriteJob {
@@ -254,6 +298,79 @@ impl Pty {
     }
 }
 
+/// The terminal's writing end, shared by the writer thread and direct writes.
+struct Writer {
+    /// Held for each write, by whoever writes.
+    end: Mutex<Box<dyn Write + Send>>,
+    /// The terminal's descriptor (non-blocking), where there is one: direct writes need it.
+    fd: Option<i32>,
+    /// Jobs sent to the writer thread and not yet done: a direct write goes only when none
+    /// is, so nothing overtakes what was queued before it.
+    queued: AtomicUsize,
+}
+
+impl Writer {
+    /// Writes what the terminal takes of `bytes` now, without waiting: how many bytes went
+    /// (0 when a queued job or another write comes first, or the terminal is full).
+    fn write_now(&self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.fd.is_none() || self.queued.load(Ordering::SeqCst) > 0 {
+            return Ok(0);
+        }
+        let Ok(mut end) = self.end.try_lock() else {
+            return Ok(0);
+        };
+        // Asked again under the lock: a job queued meanwhile goes first.
+        if self.queued.load(Ordering::SeqCst) > 0 {
+            return Ok(0);
+        }
+        let mut sent = 0;
+        while sent < bytes.len() {
+            match end.write(&bytes[sent..]) {
+                Ok(0) => break,
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(sent)
+    }
+
+    /// Writes all of `bytes`, waiting while the terminal is full (the writer thread).
+    fn write_all(&self, end: &mut Box<dyn Write + Send>, bytes: &[u8]) -> std::io::Result<()> {
+        let mut sent = 0;
+        while sent < bytes.len() {
+            match end.write(&bytes[sent..]) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if let Some(fd) = self.fd {
+                        platform::wait_writable(fd);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        end.flush()
+    }
+}
+
+/// The writer thread's queue, counted in [`Writer::queued`].
+struct Queue {
+    jobs: std::sync::mpsc::Sender<WriteJob>,
+    writer: Arc<Writer>,
+}
+
+impl Queue {
+    fn send(&self, job: WriteJob) -> std::result::Result<(), std::sync::mpsc::SendError<WriteJob>> {
+        self.writer.queued.fetch_add(1, Ordering::SeqCst);
+        self.jobs.send(job).inspect_err(|_| {
+            self.writer.queued.fetch_sub(1, Ordering::SeqCst);
+        })
+    }
+}
+
 struct WriteJob {
     bytes: Vec<u8>,
     done: Option<oneshot::Sender<std::io::Result<()>>>,
@@ -288,7 +405,7 @@ fn reader_loop(
     ctx: &ReaderContext,
     state: Arc<Mutex<State>>,
     events: Arc<watch::Sender<u64>>,
-    input: std::sync::mpsc::Sender<WriteJob>,
+    input: Queue,
 ) {
     let (master_fd, shell, started) = (ctx.master_fd, ctx.shell, ctx.started);
     let mut buf = vec![0u8; READ_CHUNK];
@@ -303,8 +420,18 @@ fn reader_loop(
             ctx.idle.store(false, Ordering::SeqCst);
         }
         let n = match reader.read(&mut buf) {
-            Ok(0) | Err(_) => break,
+            Ok(0) => break,
             Ok(n) => n,
+            // The terminal is non-blocking: nothing after all (or a signal): wait again.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                continue;
+            }
+            Err(_) => break,
         };
         let chunk = &buf[..n];
         // One short lock feeds every owner; nothing blocks while it is held.
@@ -341,17 +468,21 @@ fn reader_loop(
 }
 
 fn writer_loop(
-    mut writer: Box<dyn Write + Send>,
+    writer: &Writer,
     jobs: std::sync::mpsc::Receiver<WriteJob>,
     replies: &mut ReplyContext,
 ) {
     while let Ok(mut job) = jobs.recv() {
-        if let Some(ends_at) = job.held
+        let mut end = writer.end.lock().unwrap_or_else(|e| e.into_inner());
+        let result = if let Some(ends_at) = job.held
             && !replies.should_write(ends_at)
         {
-            continue;
-        }
-        let result = writer.write_all(&job.bytes).and_then(|_| writer.flush());
+            Ok(())
+        } else {
+            writer.write_all(&mut end, &job.bytes)
+        };
+        drop(end);
+        writer.queued.fetch_sub(1, Ordering::SeqCst);
         // Typed input may be a secret (`session::secret`): nothing typed outlives its write.
         zeroize::Zeroize::zeroize(&mut job.bytes);
         if let Some(done) = job.done {
