@@ -18,7 +18,16 @@ use crate::Row;
 use crate::client::{percentile, server_bin};
 
 const DEFAULT_CLIENTS: usize = 50;
+/// Calls per client (`TERMPILOT_BENCH_HTTP_CALLS`; more for a profile of the timed part).
 const CALLS: usize = 20;
+
+fn calls() -> usize {
+    std::env::var("TERMPILOT_BENCH_HTTP_CALLS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(CALLS)
+        .max(1)
+}
 const TOKEN: &str = "bench-token-0123456789abcdef";
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest a client waits at a barrier for the others.
@@ -148,8 +157,9 @@ async fn open(http: &mut Http) -> Result<String, String> {
 
 /// The timed part: the milliseconds of each `echo hi`.
 async fn echo(http: &mut Http, id: &str) -> Result<Vec<f64>, String> {
-    let mut times = Vec::with_capacity(CALLS);
-    for _ in 0..CALLS {
+    let calls = calls();
+    let mut times = Vec::with_capacity(calls);
+    for _ in 0..calls {
         let start = Instant::now();
         let r = http
             .call(
@@ -261,7 +271,7 @@ pub fn run() -> Vec<Row> {
             errors.len()
         );
     }
-    let calls = times.len();
+    let answered = times.len();
     let (cpu_from, cpu_to) = *window.lock().unwrap();
     let value = if times.is_empty() {
         "no calls".to_string()
@@ -275,7 +285,8 @@ pub fn run() -> Vec<Row> {
     vec![
         Row {
             figure: format!(
-                "HTTP: {clients} clients at once, each its own session, {CALLS} × terminal_exec `echo hi`: p50 / p99 (clients failed: {})",
+                "HTTP: {clients} clients at once, each its own session, {} × terminal_exec `echo hi`: p50 / p99 (clients failed: {})",
+                calls(),
                 errors.len()
             ),
             value,
@@ -285,7 +296,10 @@ pub fn run() -> Vec<Row> {
             figure:
                 "HTTP: the server's CPU per `echo hi` over those calls (user + system, 10 ms ticks)"
                     .into(),
-            value: format!("{:.0} µs", (cpu_to - cpu_from) * 1e6 / calls.max(1) as f64),
+            value: format!(
+                "{:.0} µs",
+                (cpu_to - cpu_from) * 1e6 / answered.max(1) as f64
+            ),
             target: "",
         },
     ]

@@ -135,7 +135,7 @@ impl SessionCall {
         let deadline = start + max;
         let snap = *self.state().input.snapshot();
         let tty = if self.shape.remote.is_none() && snap.group.is_some() {
-            platform::stdin_tty(self.pid)
+            self.stdin_tty()
         } else {
             None
         };

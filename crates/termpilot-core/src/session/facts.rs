@@ -29,7 +29,7 @@ impl Session {
             return None;
         }
         let group = self.foreground_group().unwrap_or(self.pid);
-        let tty = platform::stdin_tty(self.pid)?;
+        let tty = self.stdin_tty()?;
         if !platform::waiting_for_input(group, &tty) {
             return None;
         }

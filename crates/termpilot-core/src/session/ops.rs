@@ -103,7 +103,7 @@ impl SessionCall {
             return false;
         }
         let group = self.foreground_group().unwrap_or(self.pid);
-        crate::platform::stdin_tty(self.pid)
+        self.stdin_tty()
             .is_some_and(|tty| crate::platform::waiting_for_input(group, &tty))
     }
 

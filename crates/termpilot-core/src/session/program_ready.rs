@@ -12,7 +12,6 @@ use super::ops::READY_MAX;
 use super::prompt_exec_input::InputLooks;
 use super::screen::ScreenText;
 use super::waiter::{Look, Waited, Waiter};
-use crate::platform;
 
 /// How a started program stands once its start has been waited for.
 #[derive(Debug, Clone, Default)]
@@ -30,7 +29,7 @@ impl SessionCall {
     /// its own: `tail -f`). A program that printed nothing is waited for until it reads the
     /// terminal or prints.
     pub(crate) async fn wait_program_ready(&self, cancel: &CancellationToken) -> ProgramReady {
-        let tty = platform::stdin_tty(self.pid);
+        let tty = self.stdin_tty();
         let started = Instant::now();
         let mut looks = InputLooks::new(started);
         let waited = Waiter::new(self)

@@ -393,7 +393,7 @@ impl SessionCall {
         cancel: &CancellationToken,
         progress: &dyn Progress,
     ) -> End {
-        let tty = platform::stdin_tty(self.pid);
+        let tty = self.stdin_tty();
         let mut looks = InputLooks::new(started);
         let mut follow = Follow::typed(*base, mode == Mode::Osc133, started);
         // Where the echoed command line ends (process-group mode): output starts there.

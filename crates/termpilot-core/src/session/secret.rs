@@ -249,7 +249,7 @@ impl SessionCall {
     async fn wait_taken(&self, prompt: &SecretPrompt, written_at: u64) {
         // Until the program took it — nothing left unread, and it printed, or put echo back,
         // or let go of the terminal — a look would see the same prompt still waiting.
-        let tty = platform::stdin_tty(self.pid);
+        let tty = self.stdin_tty();
         let taken = || {
             let read_all = tty
                 .as_deref()
