@@ -21,23 +21,71 @@
 
 /// Whether `b` may be part of a plain run.
 fn is_plain(b: u8) -> bool {
-    matches!(b, 0x20..=0x7e | b'\r' | b'\n' | b'\t' | 0x08 | 0x07)
+    // Printable ASCII, BEL BS TAB LF, CR: written branch-free, so blocks of bytes are
+    // checked many at a time.
+    (b.wrapping_sub(0x20) < 0x5f) | (b.wrapping_sub(0x07) < 4) | (b == b'\r')
+}
+
+/// Bytes checked at once by the scans below.
+const BLOCK: usize = 32;
+
+/// Whether every byte of `block` is plain (the compiler checks them side by side).
+fn all_plain(block: &[u8]) -> bool {
+    block.iter().fold(true, |all, &b| all & is_plain(b))
 }
 
 /// How many bytes `bytes` starts with that are plain.
 pub(super) fn plain_prefix(bytes: &[u8]) -> usize {
-    bytes
+    let mut at = 0;
+    for block in bytes.chunks_exact(BLOCK) {
+        if !all_plain(block) {
+            break;
+        }
+        at += BLOCK;
+    }
+    at + bytes[at..]
         .iter()
         .position(|&b| !is_plain(b))
-        .unwrap_or(bytes.len())
+        .unwrap_or(bytes.len() - at)
 }
 
 /// Where the plain bytes that end `bytes` start.
 pub(super) fn plain_tail(bytes: &[u8]) -> usize {
-    bytes
+    let mut end = bytes.len();
+    for block in bytes.rchunks_exact(BLOCK) {
+        if !all_plain(block) {
+            break;
+        }
+        end -= BLOCK;
+    }
+    bytes[..end]
         .iter()
         .rposition(|&b| !is_plain(b))
         .map_or(0, |i| i + 1)
+}
+
+/// Where the `n`-th line feed counted from the end of `bytes` is (0: the last one). Blocks
+/// are counted whole, and only the one holding it is searched.
+fn nth_newline_from_end(bytes: &[u8], n: usize) -> Option<usize> {
+    // At most 255 bytes a block, so a byte counts its line feeds.
+    const COUNT_BLOCK: usize = 128;
+    let mut left = n;
+    let mut end = bytes.len();
+    while end > 0 {
+        let start = end.saturating_sub(COUNT_BLOCK);
+        let block = &bytes[start..end];
+        let count = block
+            .iter()
+            .fold(0u8, |count, &b| count + u8::from(b == b'\n')) as usize;
+        if count > left {
+            return memchr::memrchr_iter(b'\n', block)
+                .nth(left)
+                .map(|i| start + i);
+        }
+        left -= count;
+        end = start;
+    }
+    None
 }
 
 /// Line feeds after the cut that make everything before it invisible, for a screen of
@@ -61,11 +109,7 @@ pub(super) fn next_run(bytes: &[u8], from: usize, keep: usize) -> Option<Run> {
     let mut at = from;
     while bytes.len() - at > keep {
         let start = at + bytes[at..].iter().position(|&b| is_plain(b))?;
-        let end = start
-            + bytes[start..]
-                .iter()
-                .position(|&b| !is_plain(b))
-                .unwrap_or(bytes.len() - start);
+        let end = start + plain_prefix(&bytes[start..]);
         at = end;
         if end - start <= keep {
             continue;
@@ -85,7 +129,7 @@ pub(super) fn next_run(bytes: &[u8], from: usize, keep: usize) -> Option<Run> {
 /// character, if there is one: the part before it cannot show.
 pub(super) fn cut(run: &[u8], keep: usize) -> Option<usize> {
     // The `keep`-th line feed from the run's end, then the last CR before it.
-    let nth = memchr::memrchr_iter(b'\n', run).nth(keep.checked_sub(1)?)?;
+    let nth = nth_newline_from_end(run, keep.checked_sub(1)?)?;
     let cut = memchr::memrchr(b'\r', &run[..nth])?;
     // The part kept must print something (the character `CSI b` repeats).
     first_printable(&run[cut..])?;
@@ -112,6 +156,40 @@ mod tests {
         assert_eq!(&bytes[run.cut..run.cut + 10], b"\r\nline 91\r");
         let kept = &bytes[run.cut..];
         assert_eq!(kept.iter().filter(|&&b| b == b'\n').count(), 10);
+    }
+
+    #[test]
+    fn the_block_scans_agree_with_byte_by_byte_ones() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut below = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let plain = |b: u8| matches!(b, 0x20..=0x7e | b'\r' | b'\n' | b'\t' | 0x08 | 0x07);
+        for b in 0..=255u8 {
+            assert_eq!(is_plain(b), plain(b), "{b:#x}");
+        }
+        for _ in 0..2000 {
+            let len = below(700) as usize;
+            // Mostly plain text and line feeds, now and then anything.
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| match below(40) {
+                    0 => below(256) as u8,
+                    1..=6 => b'\n',
+                    _ => b'0' + below(10) as u8,
+                })
+                .collect();
+            let prefix = bytes.iter().position(|&b| !plain(b)).unwrap_or(len);
+            assert_eq!(plain_prefix(&bytes), prefix);
+            let tail = bytes.iter().rposition(|&b| !plain(b)).map_or(0, |i| i + 1);
+            assert_eq!(plain_tail(&bytes), tail);
+            for n in [0, 1, below(20) as usize, below(200) as usize] {
+                let nth = memchr::memrchr_iter(b'\n', &bytes).nth(n);
+                assert_eq!(nth_newline_from_end(&bytes, n), nth, "{n}");
+            }
+        }
     }
 
     #[test]

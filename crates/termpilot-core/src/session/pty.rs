@@ -411,12 +411,17 @@ fn reader_loop(
     let mut buf = vec![0u8; READ_CHUNK];
     let mut unannounced = 0;
     let mut fairness = super::fairness::Fairness::new(ctx.pid);
+    // Output was found waiting after the last chunk: the read takes it without a wait (the
+    // wait would return at once, being no longer than a poll that finds output).
+    let mut more_waiting = false;
     loop {
         // Idle only while waiting: bytes leave the terminal after the flag is down, so "idle
         // and nothing readable" means every byte written so far has been scanned.
         if let Some(fd) = master_fd {
-            ctx.idle.store(true, Ordering::SeqCst);
-            fairness.wait(fd);
+            if !more_waiting {
+                ctx.idle.store(true, Ordering::SeqCst);
+                fairness.wait(fd);
+            }
             ctx.idle.store(false, Ordering::SeqCst);
         }
         let n = match reader.read(&mut buf) {
@@ -456,7 +461,7 @@ fn reader_loop(
         if master_fd.is_some() {
             ctx.idle.store(true, Ordering::SeqCst);
         }
-        let more_waiting = master_fd.is_some_and(platform::readable_now);
+        more_waiting = master_fd.is_some_and(platform::readable_now);
         fairness.after_chunk(more_waiting);
         if !more_waiting || unannounced >= WAKE_BATCH {
             events.send_modify(|n| *n += 1);

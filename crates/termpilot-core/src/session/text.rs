@@ -48,6 +48,9 @@ pub(super) struct Cleaner {
     pieces: bool,
     /// Pieces of the current line were handed on already.
     pieced: bool,
+    /// Every byte takes the general path ([`Cleaner::whole_ascii_line`] is not used): the
+    /// differential test's reference.
+    no_fast_lines: bool,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +119,16 @@ impl Cleaner {
     pub(super) fn feed_pieces(&mut self, bytes: &[u8], emit: &mut impl FnMut(&str, bool)) {
         let mut i = 0;
         while i < bytes.len() {
+            // The commonest case, a whole line at once: handed on from the bytes as they are.
+            if let Some((text, len)) = self.whole_ascii_line(&bytes[i..]) {
+                // SAFETY: the line is printable ASCII ([`Cleaner::whole_ascii_line`]), which
+                // is UTF-8.
+                let line = unsafe { std::str::from_utf8_unchecked(&bytes[i..i + text]) };
+                emit(line, true);
+                self.pieced = false;
+                i += len;
+                continue;
+            }
             // The common case, taken in runs: printable ASCII appended at the end of the line.
             if self.style == Style::Plain && self.esc == Esc::Ground && self.utf8_need == 0 {
                 let run = bytes[i..]
@@ -153,6 +166,41 @@ impl Cleaner {
             self.byte(bytes[i], emit);
             i += 1;
         }
+    }
+
+    /// At the start of a line, in the ground state: whether `bytes` starts with a whole line
+    /// of printable ASCII, ended by `\n` or `\r\n` — what `seq`, `ls` or a log print. Such a
+    /// line renders as its text with trailing spaces trimmed, exactly as the general path
+    /// renders it byte by byte: the characters go in one after another from column 0, a
+    /// CR before the newline only moves the cursor back. Returns the text's length (trailing
+    /// spaces left out) and the line's length in bytes.
+    fn whole_ascii_line(&self, bytes: &[u8]) -> Option<(usize, usize)> {
+        if self.no_fast_lines
+            || self.style != Style::Terminal
+            || self.esc != Esc::Ground
+            || self.utf8_need != 0
+            || self.col != 0
+            || !self.line.is_empty()
+        {
+            return None;
+        }
+        let run = bytes
+            .iter()
+            .position(|b| !(0x20..0x7f).contains(b))
+            .unwrap_or(bytes.len());
+        if run > MAX_LINE_CHARS {
+            return None;
+        }
+        let len = match &bytes[run..] {
+            [b'\n', ..] => run + 1,
+            [b'\r', b'\n', ..] => run + 2,
+            _ => return None,
+        };
+        let text = bytes[..run]
+            .iter()
+            .rposition(|&b| b != b' ')
+            .map_or(0, |i| i + 1);
+        Some((text, len))
     }
 
     /// The current incomplete line (its part not handed on yet, from a
@@ -540,6 +588,93 @@ mod tests {
         // The plain cleaner still cuts at the cap.
         let plain = render(format!("{long}\n").as_bytes());
         assert_eq!(plain[0].chars().count(), MAX_LINE_CHARS);
+    }
+
+    /// A small deterministic generator for the differential test.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// Lines, whole and broken, among everything else a cleaner meets.
+    fn random_stream(rng: &mut Rng) -> Vec<u8> {
+        const PIECES: &[&[u8]] = &[
+            b"\r\n",
+            b"\r\n",
+            b"\n",
+            b"\r",
+            b"\t",
+            b"\x08",
+            b" ",
+            b"   ",
+            b"\x1b[31m",
+            b"\x1b[K",
+            b"\x1b[1K",
+            b"\x1b[2D",
+            b"\x1b[5G",
+            b"\x1b]0;a\nb\x07",
+            b"\x1b(B",
+            b"\x1b",
+            "é".as_bytes(),
+            b"\xff",
+            b"\xc3",
+            b"\x01",
+            b"\x7f",
+        ];
+        let mut out = Vec::new();
+        for _ in 0..rng.below(400) {
+            match rng.below(4) {
+                0 | 1 => {
+                    for _ in 0..rng.below(12) {
+                        out.push(b"0123456789 abcxyz~"[rng.below(18)]);
+                    }
+                }
+                2 if rng.below(50) == 0 => {
+                    out.extend(std::iter::repeat_n(b'x', MAX_LINE_CHARS + rng.below(3) - 1))
+                }
+                _ => out.extend_from_slice(PIECES[rng.below(PIECES.len())]),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn whole_ascii_lines_render_as_the_general_path_renders_them() {
+        for seed in 1..=400u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let stream = random_stream(&mut rng);
+            let mut chunks = Vec::new();
+            let mut at = 0;
+            while at < stream.len() {
+                let end = (at + 1 + rng.below(300)).min(stream.len());
+                chunks.push(&stream[at..end]);
+                at = end;
+            }
+            for make in [Cleaner::new, Cleaner::whole_lines] {
+                let run = |fast: bool| {
+                    let mut c = make();
+                    c.no_fast_lines = !fast;
+                    let mut got = Vec::new();
+                    for chunk in &chunks {
+                        c.feed_pieces(chunk, &mut |l, done| got.push((l.to_string(), done)));
+                    }
+                    (got, c.partial(), c.pieced())
+                };
+                let (fast, slow) = (run(true), run(false));
+                assert_eq!(
+                    fast,
+                    slow,
+                    "seed {seed}: {:?}",
+                    String::from_utf8_lossy(&stream)
+                );
+            }
+        }
     }
 
     #[test]
