@@ -434,6 +434,7 @@ fn reader_loop(
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
                 ) =>
             {
+                more_waiting = false;
                 continue;
             }
             Err(_) => break,
