@@ -5,20 +5,32 @@ it goes on to start a bash session, run a few commands, type into a REPL and rea
 screen, then stops. What the server runs here is what the linker puts first (see build.rs),
 what it runs at rest before the rest.
 
-    link-order-workload.py idle|full SERVER [ARGS...]"""
+In mode `host` the command given is the session host's (`__session-host` is added; its last
+word is the binary, which also serves as the plain server): the host is started first, in a
+runtime folder of its own, a server (not profiled) starts a kept session in it and drives it,
+then the host is left at rest; once it has settled, its callgrind counters are zeroed and,
+after a minute at rest (a blocking-pool thread ends after 10 s, the idle sweep runs each
+minute, the host settles again), dumped: that dump (`callgrind.<pid>.1`) is what the host
+runs at rest.
+
+    link-order-workload.py idle|full SERVER [ARGS...]
+    link-order-workload.py host valgrind --tool=callgrind ... BINARY"""
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 
 class Client:
-    def __init__(self, argv):
+    def __init__(self, argv, env=None):
         # Started as `cargo bench` starts it (a state folder of its own, /bin/sh sessions):
         # parsing those settings runs functions of their own, which the list must hold too.
         self.state = tempfile.TemporaryDirectory()
-        env = dict(os.environ, TERMPILOT_STATE_DIR=self.state.name, TERMPILOT_SHELL="/bin/sh")
+        env = dict(env or os.environ, TERMPILOT_STATE_DIR=self.state.name,
+                   TERMPILOT_SHELL="/bin/sh")
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.next_id = 0
 
@@ -45,18 +57,58 @@ class Client:
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 2 else ""
-    if mode not in ("idle", "full"):
-        sys.exit("usage: link-order-workload.py idle|full SERVER [ARGS...]")
-    client = Client(sys.argv[2:])
+    if mode not in ("idle", "full", "host"):
+        sys.exit("usage: link-order-workload.py idle|full|host SERVER [ARGS...]")
+    if mode == "host":
+        profile_host(sys.argv[2:])
+        return
+    client = start(sys.argv[2:])
+    if mode == "full":
+        drive_a_session(client)
+    client.proc.stdin.close()
+    client.proc.wait(timeout=120)
+
+
+def start(argv, env=None):
+    client = Client(argv, env)
     client.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                   "clientInfo": {"name": "link-order", "version": "1"}})
     client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     client.request("tools/list", {})
     client.call("terminal_list", {})
-    if mode == "full":
-        drive_a_session(client)
-    client.proc.stdin.close()
-    client.proc.wait(timeout=120)
+    return client
+
+
+def profile_host(argv):
+    with tempfile.TemporaryDirectory() as runtime, tempfile.TemporaryDirectory() as home:
+        env = dict(os.environ, XDG_RUNTIME_DIR=runtime)
+        host = subprocess.Popen(argv + ["__session-host", "--keep-idle", "86400"], env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+        try:
+            said = host.stdout.readline().decode().strip()
+            if said != "ready":
+                sys.exit(f"the session host said {said!r}, not ready")
+            client = start([argv[-1]], env)
+            sid = client.call("terminal_start", {"shell": "bash", "env": {"HOME": home},
+                                                 "keep": True})["sessionId"]
+            for _ in range(10):
+                client.call("terminal_exec", {"sessionId": sid, "command": "echo hi",
+                                              "timeout": 60000})
+            client.call("terminal_read", {"sessionId": sid})
+            client.call("terminal_list", {})
+            # Settled (after 1 s of quiet, slower under callgrind), then a minute at rest.
+            time.sleep(5)
+            subprocess.run(["callgrind_control", "-z", str(host.pid)], check=True,
+                           stdout=subprocess.DEVNULL)
+            time.sleep(70)
+            subprocess.run(["callgrind_control", "-d", "rest", str(host.pid)], check=True,
+                           stdout=subprocess.DEVNULL)
+            client.call("terminal_stop", {"sessionId": sid})
+            client.proc.stdin.close()
+            client.proc.wait(timeout=120)
+        finally:
+            host.send_signal(signal.SIGTERM)
+            host.wait(timeout=300)
 
 
 def drive_a_session(client):

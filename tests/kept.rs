@@ -942,8 +942,17 @@ async fn a_quiet_host_gives_memory_back_and_still_serves() {
         assert!(out.contains(&format!("busy-{i}")), "{out}");
     }
     let host = rt.host_pid();
-    let busy = rss_kib(host);
     // Quiet for a moment: it settles (within a tick or two of a second of quiet).
+    wait_settled(host, rss_kib(host)).await;
+    let out = exec_out(&server, &id, "echo after-rest-$((40+2))").await;
+    assert!(out.contains("after-rest-42"), "{out}");
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    server.stop().await;
+}
+
+/// Waits (bounded) until the host's resident memory has dropped below three quarters of `busy`:
+/// it settled.
+async fn wait_settled(host: i64, busy: u64) {
     let deadline = tokio::time::Instant::now() + common::TEST_TIMEOUT;
     while rss_kib(host) * 4 > busy * 3 {
         assert!(
@@ -953,6 +962,58 @@ async fn a_quiet_host_gives_memory_back_and_still_serves() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+}
+
+#[tokio::test]
+async fn a_settled_host_keeps_scrollback_history_and_positions() {
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let id = start_kept(&server).await;
+    // Enough lines to scroll well past the screen, in scrollback and the line history.
+    let out = exec_out(&server, &id, "seq 1 300; echo DONE-$((6*7))").await;
+    assert!(out.contains("DONE-42"), "{out}");
+    let host = rt.host_pid();
+    let look = || async {
+        let raw = server
+            .ok(
+                "terminal_read",
+                json!({"sessionId": id, "since": 0, "timeout": 0}),
+            )
+            .await;
+        let scrolled = server
+            .ok(
+                "terminal_read",
+                json!({"sessionId": id, "view": "screen", "page": 5, "cursor": false}),
+            )
+            .await;
+        let history = server
+            .ok(
+                "terminal_get_history",
+                json!({"sessionId": id, "maxLines": 10000}),
+            )
+            .await;
+        (raw, scrolled, history)
+    };
+    let before = look().await;
+    assert!(
+        before.0["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("299"),
+        "{}",
+        before.0
+    );
+    assert!(
+        before.2["totalLines"].as_u64().unwrap_or(0) > 300,
+        "{}",
+        before.2
+    );
+    // Its stacks trimmed, its heaps trimmed, its code pages dropped: all of it stays.
+    wait_settled(host, rss_kib(host)).await;
+    let after = look().await;
+    assert_eq!(before.0, after.0, "the raw output from 0");
+    assert_eq!(before.1, after.1, "a page of scrollback");
+    assert_eq!(before.2, after.2, "the line history");
     let out = exec_out(&server, &id, "echo after-rest-$((40+2))").await;
     assert!(out.contains("after-rest-42"), "{out}");
     server.ok("terminal_stop", json!({"sessionId": id})).await;

@@ -53,6 +53,14 @@ pub struct HostArgs {
 
 /// Runs the host until it holds no session (or is told to stop).
 pub fn run(args: HostArgs) -> Result<(), String> {
+    // Before any thread starts (main's default is an arena per core): one malloc arena. The
+    // host's few threads rarely allocate at once, and each arena keeps free pages and a
+    // top of its own.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt takes no pointer; no other thread runs yet.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
     let config = Config {
         cwd: args.cwd.clone(),
         idle_timeout: Duration::from_secs(args.keep_idle.max(1)),
@@ -128,7 +136,7 @@ pub fn run(args: HostArgs) -> Result<(), String> {
         tracing::info!(pid = rec.pid, socket = %files.socket.display(), "session host listening");
         let mut tick = tokio::time::interval(TICK);
         let mut empty_since = Some(Instant::now());
-        let mut settled = false;
+        let mut rest = super::rest::Schedule::default();
         let me = super::settings::my_uid();
         let stop = stop_signal();
         tokio::pin!(stop);
@@ -139,14 +147,7 @@ pub fn run(args: HostArgs) -> Result<(), String> {
                 accepted = listener.accept() => {
                     let Ok((stream, _)) = accepted else { continue };
                     match stream.peer_cred() {
-                        Ok(cred) if cred.uid() == me => {
-                            let server = server.clone();
-                            tokio::spawn(async move {
-                                if let Ok(service) = server.serve(stream).await {
-                                    let _ = service.waiting().await;
-                                }
-                            });
-                        }
+                        Ok(cred) if cred.uid() == me => serve(server.clone(), stream),
                         Ok(cred) => {
                             tracing::warn!(uid = cred.uid(), "refused a connection from another user (uid {})", cred.uid());
                             drop(stream);
@@ -163,14 +164,15 @@ pub fn run(args: HostArgs) -> Result<(), String> {
                 _ = tick.tick() => {
                     // Cheap (no `/proc`): this runs every tick, at rest too.
                     let (ids, quiet_for) = core.sessions.quiet();
-                    // Quiet (no call, no output, no person) for a moment: give memory back,
-                    // once per quiet spell.
-                    let quiet = quiet_for.is_none_or(|q| q >= super::rest::QUIET);
-                    if quiet && !settled {
+                    // Quiet (no call, no output, no person) for a moment: give memory back
+                    // (again as the quiet spell goes on).
+                    if rest.due(quiet_for.unwrap_or(Duration::MAX)) {
+                        // The worker's stack too, from the worker (this loop runs on the
+                        // thread that called `block_on`).
+                        tokio::spawn(async { super::rest::trim_stack() });
                         let dropped = super::rest::settle();
                         tracing::debug!(dropped, "at rest: clean code and constant pages given back");
                     }
-                    settled = quiet;
                     if ids != rec.ids {
                         rec.ids = ids;
                         if let Err(e) = record::write(&files.record, &rec) {
@@ -201,6 +203,18 @@ pub fn run(args: HostArgs) -> Result<(), String> {
     });
     runtime.shutdown_timeout(Duration::from_millis(100));
     outcome
+}
+
+/// Serves one connection on its own task. Not inlined: the connection's future is built on
+/// the stack before it moves to its task, and in the host's loop that would make the frame
+/// its every tick runs in (and keeps resident at rest) tens of KiB deeper.
+#[inline(never)]
+fn serve(server: crate::mcp::server::Server, stream: tokio::net::UnixStream) {
+    tokio::spawn(async move {
+        if let Ok(service) = server.serve(stream).await {
+            let _ = service.waiting().await;
+        }
+    });
 }
 
 /// The ids of the sessions the host holds, sorted.
