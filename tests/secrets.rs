@@ -1056,24 +1056,45 @@ impl SudoUser {
         let user = SudoUser {
             name: format!("tpsudo{}", std::process::id()),
         };
-        let made = std::process::Command::new("useradd")
-            .args(["--no-create-home", "--user-group", "--shell", "/bin/sh"])
-            .arg(&user.name)
-            .output()
-            .expect("run useradd");
-        assert!(made.status.success(), "useradd: {made:?}");
-        let mut chpasswd = std::process::Command::new("chpasswd")
-            .stdin(Stdio::piped())
-            .spawn()
-            .expect("run chpasswd");
-        use std::io::Write;
-        chpasswd
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(format!("{}:{password}\n", user.name).as_bytes())
-            .unwrap();
-        assert!(chpasswd.wait().unwrap().success(), "chpasswd");
+        // Other test processes add and remove users too (and hold the passwd lock while they
+        // do): a refused useradd or chpasswd is tried again, a bounded number of times.
+        let mut made = None;
+        for _ in 0..50 {
+            let out = std::process::Command::new("useradd")
+                .args(["--no-create-home", "--user-group", "--shell", "/bin/sh"])
+                .arg(&user.name)
+                .output()
+                .expect("run useradd");
+            if out.status.success() {
+                made = None;
+                break;
+            }
+            made = Some(out);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert!(made.is_none(), "useradd: {made:?}");
+        let set_password = || {
+            let mut chpasswd = std::process::Command::new("chpasswd")
+                .stdin(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("run chpasswd");
+            use std::io::Write;
+            chpasswd
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(format!("{}:{password}\n", user.name).as_bytes())
+                .unwrap();
+            chpasswd.wait().unwrap().success()
+        };
+        let set = (0..50).any(|_| {
+            set_password() || {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                false
+            }
+        });
+        assert!(set, "chpasswd");
         std::fs::write(user.sudoers(), format!("{} ALL=(ALL) ALL\n", user.name)).unwrap();
         std::fs::set_permissions(
             user.sudoers(),

@@ -105,6 +105,28 @@ fn line_chars(emu: &Emulator, line: Line) -> (Vec<(usize, String)>, bool) {
     (out, wrapped)
 }
 
+/// The text of one grid line: [`line_chars`]'s characters joined, built in one string
+/// (not one per cell: a line of 120 cells was 120 allocations on every call's prompt).
+fn line_text(emu: &Emulator, line: Line) -> String {
+    let cols = emu.term().grid().columns();
+    let row = emu.line(line.0);
+    let mut out = String::with_capacity(cols);
+    for c in 0..cols {
+        let cell = &row[Column(c)];
+        if cell
+            .flags
+            .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
+        {
+            continue;
+        }
+        out.push(visible(cell.c));
+        if let Some(extra) = cell.zerowidth() {
+            out.extend(extra);
+        }
+    }
+    out
+}
+
 /// What a cell shows: an empty cell and the tab alacritty keeps in the cell a tab jumped
 /// from (for copying) are both blank on screen.
 fn visible(c: char) -> char {
@@ -119,9 +141,9 @@ pub(super) fn plain_rows(emu: &Emulator) -> Vec<String> {
     let rows = emu.term().grid().screen_lines();
     (0..rows)
         .map(|r| {
-            let (chars, _) = line_chars(emu, Line(r as i32));
-            let s: String = chars.into_iter().map(|(_, s)| s).collect();
-            s.trim_end().to_string()
+            let mut s = line_text(emu, Line(r as i32));
+            s.truncate(s.trim_end().len());
+            s
         })
         .collect()
 }
@@ -134,9 +156,9 @@ pub(super) fn cursor_line(emu: &Emulator) -> String {
     if row >= emu.term().grid().screen_lines() {
         return String::new();
     }
-    let (chars, _) = line_chars(emu, Line(row as i32));
-    let text: String = chars.into_iter().map(|(_, s)| s).collect();
-    text.trim_end().to_string()
+    let mut text = line_text(emu, Line(row as i32));
+    text.truncate(text.trim_end().len());
+    text
 }
 
 /// The screen as [`read`] gives it while a program holds the alternate screen, else `None`.
