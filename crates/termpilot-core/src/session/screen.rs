@@ -81,11 +81,13 @@ pub struct ScreenText {
     pub pages_back: usize,
 }
 
-/// The characters of one grid line, with each character's column.
-fn line_chars(emu: &Emulator, line: Line) -> (Vec<(usize, String)>, bool) {
+/// Calls `each` with the column and the text of every character of one grid line (wide
+/// characters' spacer cells skipped), written into one string it clears between cells;
+/// returns whether the line wraps into the next.
+fn each_char(emu: &Emulator, line: Line, mut each: impl FnMut(usize, &str)) -> bool {
     let cols = emu.term().grid().columns();
     let row = emu.line(line.0);
-    let mut out = Vec::with_capacity(cols);
+    let mut s = String::new();
     for c in 0..cols {
         let cell = &row[Column(c)];
         if cell
@@ -94,36 +96,28 @@ fn line_chars(emu: &Emulator, line: Line) -> (Vec<(usize, String)>, bool) {
         {
             continue;
         }
-        let mut s = String::new();
+        s.clear();
         s.push(visible(cell.c));
         if let Some(extra) = cell.zerowidth() {
             s.extend(extra);
         }
-        out.push((c, s));
+        each(c, &s);
     }
-    let wrapped = row[Column(cols - 1)].flags.contains(Flags::WRAPLINE);
+    row[Column(cols - 1)].flags.contains(Flags::WRAPLINE)
+}
+
+/// The characters of one grid line, with each character's column.
+fn line_chars(emu: &Emulator, line: Line) -> (Vec<(usize, String)>, bool) {
+    let mut out = Vec::with_capacity(emu.term().grid().columns());
+    let wrapped = each_char(emu, line, |c, s| out.push((c, s.to_string())));
     (out, wrapped)
 }
 
 /// The text of one grid line: [`line_chars`]'s characters joined, built in one string
 /// (not one per cell: a line of 120 cells was 120 allocations on every call's prompt).
 fn line_text(emu: &Emulator, line: Line) -> String {
-    let cols = emu.term().grid().columns();
-    let row = emu.line(line.0);
-    let mut out = String::with_capacity(cols);
-    for c in 0..cols {
-        let cell = &row[Column(c)];
-        if cell
-            .flags
-            .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
-        {
-            continue;
-        }
-        out.push(visible(cell.c));
-        if let Some(extra) = cell.zerowidth() {
-            out.extend(extra);
-        }
-    }
+    let mut out = String::with_capacity(emu.term().grid().columns());
+    each_char(emu, line, |_, s| out.push_str(s));
     out
 }
 
