@@ -22,12 +22,16 @@
 //!
 //! Raising a priority back may be refused: a thread's nice value needs `CAP_SYS_NICE`
 //! or `RLIMIT_NICE`, so without them the reader keeps its lower one for the rest of its
-//! session and stops asking. Without `CAP_SYS_ADMIN` the kernel changes an autogroup's
-//! priority at most ten times a second across the whole system, so a refused lowering is
-//! asked again on a later chunk, and a refused setting back on a helper thread (every
-//! [`RETRY_EVERY`], for [`RETRY_FOR`]). A group is only ever changed when it
-//! is not the server's own, and set back only while it is still the one lowered. Linux only;
-//! elsewhere nothing changes.
+//! session and stops asking. Without `CAP_SYS_ADMIN` (in the first user namespace: a
+//! container's root has not) the kernel changes an autogroup's priority at most ten times a
+//! second across the whole system, so a refused change is asked again every
+//! [`RETRY_EVERY`]: a lowering on a later chunk, a setting back between short waits for
+//! output (for [`RETRY_FOR`] at most). Every change to a session's group is made by its
+//! reader thread, one after the other — a setting back still refused when a new flood
+//! begins is simply dropped, the group being low already — so nothing can set a group back
+//! behind a flood's back. Only once the session's reader is done may a helper thread ask
+//! on. A group is only ever changed when it is not the server's own, and set back only while
+//! it is still the one lowered. Linux only; elsewhere nothing changes.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -49,9 +53,11 @@ const RETRY_FOR: Duration = Duration::from_secs(5);
 static BUSY: AtomicUsize = AtomicUsize::new(0);
 
 /// One reader thread's priorities: made and used on the thread it governs.
-pub(super) struct Fairness {
+pub(super) struct Fairness<G: Groups = Autogroups> {
     /// The session's main process: its autogroup is the session's.
     pid: i32,
+    /// How the session's group is read and changed.
+    groups: G,
     /// Since when output has been waiting after every chunk.
     busy_since: Option<Instant>,
     /// Counted in [`BUSY`].
@@ -63,25 +69,43 @@ pub(super) struct Fairness {
     /// Lowering the group was refused for now (the system-wide rate limit): when to ask
     /// again.
     group_again: Option<Instant>,
+    /// Setting the group back was refused for now: it is still low, and asked again.
+    set_back: Option<SetBack>,
 }
 
 /// The priorities a flooding session gave up.
 struct Lowered {
     /// The thread's nice value before.
     thread: Option<i32>,
-    /// The program's autogroup (its name) and its nice value before.
+    /// The program's group (its name) and its nice value before.
     group: Option<(String, i32)>,
+}
+
+/// A group left low because the kernel refused, for now, to set it back.
+struct SetBack {
+    group: String,
+    base: i32,
+    /// When to stop asking.
+    until: Instant,
 }
 
 impl Fairness {
     pub(super) fn new(pid: i32) -> Self {
+        Fairness::with_groups(pid, Autogroups)
+    }
+}
+
+impl<G: Groups> Fairness<G> {
+    fn with_groups(pid: i32, groups: G) -> Self {
         Fairness {
             pid,
+            groups,
             busy_since: None,
             counted: false,
             lowered: None,
             stuck: false,
             group_again: None,
+            set_back: None,
         }
     }
 
@@ -100,42 +124,71 @@ impl Fairness {
             BUSY.fetch_add(1, Ordering::Relaxed);
         }
         if self.lowered.is_none() && BUSY.load(Ordering::Relaxed) >= MIN_FLOODS {
-            self.lowered = Some(Lowered {
-                thread: if self.stuck { None } else { lower_thread() },
-                group: None,
-            });
-            self.lower_group();
+            let thread = if self.stuck { None } else { lower_thread() };
+            // A group the kernel has not set back yet is still low: it stays so.
+            let group = self.set_back.take().map(|back| (back.group, back.base));
+            let low_already = group.is_some();
+            self.lowered = Some(Lowered { thread, group });
+            if !low_already {
+                self.lower_group();
+            }
         } else if self.group_again.is_some_and(|at| Instant::now() >= at) {
             self.lower_group();
         }
     }
 
     /// Lowers the program's group, or asks again after [`RETRY_EVERY`] when the kernel's
-    /// rate limit refused it (without `CAP_SYS_ADMIN`, one group change a tenth of a
-    /// second system-wide: two floods stepping back at once meet it).
+    /// rate limit refused it (two floods stepping back at once meet it).
     fn lower_group(&mut self) {
         self.group_again = None;
         let Some(lowered) = self.lowered.as_mut() else {
             return;
         };
-        match lower_group(self.pid) {
-            GroupChange::Done(name, base) => lowered.group = Some((name, base)),
-            GroupChange::Later => self.group_again = Some(Instant::now() + RETRY_EVERY),
-            GroupChange::Never => {}
+        let Some((group, base)) = self.groups.of(self.pid) else {
+            return;
+        };
+        match self
+            .groups
+            .set(self.pid, &group, (base + BUSY_NICE).min(19))
+        {
+            Change::Done => lowered.group = Some((group, base)),
+            Change::Later => self.group_again = Some(Instant::now() + RETRY_EVERY),
+            Change::Never => {}
+        }
+    }
+
+    /// Sets a group left low back, if the kernel lets it now; gives up after
+    /// [`RETRY_FOR`].
+    fn set_group_back(&mut self) {
+        let Some(back) = self.set_back.as_ref() else {
+            return;
+        };
+        match self.groups.set(self.pid, &back.group, back.base) {
+            Change::Later if Instant::now() < back.until => {}
+            Change::Later => {
+                tracing::debug!(pid = self.pid, "could not set a session's group back");
+                self.set_back = None;
+            }
+            Change::Done | Change::Never => self.set_back = None,
         }
     }
 
     /// Waits until the terminal `fd` has output (or hung up). A busy session waits
     /// [`QUIET_AFTER`] first: nothing by then, it is quiet, and takes its priorities back
-    /// before the long wait; a wait that lasted that long is quiet too.
+    /// before the long wait; a wait that lasted that long is quiet too. A group the kernel
+    /// would not set back yet is asked again between waits of [`RETRY_EVERY`].
     pub(super) fn wait(&mut self, fd: i32) {
         if self.counted || self.lowered.is_some() {
             if crate::platform::wait_readable_for(&[fd], QUIET_AFTER).is_some() {
                 return;
             }
             self.quiet();
-            crate::platform::wait_readable(&[fd]);
-            return;
+        }
+        while self.set_back.is_some() {
+            if crate::platform::wait_readable_for(&[fd], RETRY_EVERY).is_some() {
+                return;
+            }
+            self.set_group_back();
         }
         let waiting = Instant::now();
         crate::platform::wait_readable(&[fd]);
@@ -161,15 +214,108 @@ impl Fairness {
             self.stuck = true;
         }
         if let Some((group, base)) = lowered.group {
-            restore_group(self.pid, group, base);
+            self.set_back = Some(SetBack {
+                group,
+                base,
+                until: Instant::now() + RETRY_FOR,
+            });
+            self.set_group_back();
         }
     }
 }
 
-impl Drop for Fairness {
+impl<G: Groups> Drop for Fairness<G> {
+    /// The session's reader is done: a group still refused is asked on a helper thread (no
+    /// reader is left to lower it again).
     fn drop(&mut self) {
         self.quiet();
+        let Some(back) = self.set_back.take() else {
+            return;
+        };
+        let (groups, pid) = (self.groups.clone(), self.pid);
+        let retry = move || {
+            while Instant::now() < back.until {
+                std::thread::sleep(RETRY_EVERY);
+                if !matches!(groups.set(pid, &back.group, back.base), Change::Later) {
+                    return;
+                }
+            }
+            tracing::debug!(pid, "could not set a session's group back");
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("fairness".into())
+            .stack_size(64 * 1024)
+            .spawn(retry)
+        {
+            tracing::debug!(pid, "no thread to set a session's group back: {e}");
+        }
     }
+}
+
+/// Reads and changes a session's scheduling group: the kernel's autogroups
+/// ([`Autogroups`]), or a stand-in in the tests.
+pub(super) trait Groups: Clone + Send + 'static {
+    /// The group of `pid`, when it may be changed (it is not the server's own): its name
+    /// and nice value.
+    fn of(&self, pid: i32) -> Option<(String, i32)>;
+    /// Sets the nice value of the group of `pid` while it is still `group`.
+    fn set(&self, pid: i32, group: &str, nice: i32) -> Change;
+}
+
+/// What became of changing a group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Change {
+    /// Done, or nothing left to do (the process has another group now, or is gone).
+    Done,
+    /// Refused for now by the system-wide rate limit: ask again later.
+    Later,
+    /// Refused, not to be asked again.
+    Never,
+}
+
+/// The kernel's autogroups, through `/proc/PID/autogroup` (`/autogroup-N nice V`).
+#[derive(Clone, Copy)]
+pub(super) struct Autogroups;
+
+#[cfg(target_os = "linux")]
+impl Groups for Autogroups {
+    fn of(&self, pid: i32) -> Option<(String, i32)> {
+        let (group, nice) = autogroup(&pid.to_string())?;
+        autogroup("self")
+            .is_some_and(|(own, _)| own != group)
+            .then_some((group, nice))
+    }
+
+    fn set(&self, pid: i32, group: &str, nice: i32) -> Change {
+        if autogroup(&pid.to_string()).is_none_or(|(now, _)| now != group) {
+            return Change::Done;
+        }
+        match std::fs::write(format!("/proc/{pid}/autogroup"), nice.to_string()) {
+            Ok(()) => Change::Done,
+            // EAGAIN: another autogroup changed in the last 100 ms, anywhere on the system.
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => Change::Later,
+            Err(_) => Change::Never,
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+impl Groups for Autogroups {
+    fn of(&self, _pid: i32) -> Option<(String, i32)> {
+        None
+    }
+
+    fn set(&self, _pid: i32, _group: &str, _nice: i32) -> Change {
+        Change::Never
+    }
+}
+
+/// The autogroup of a process (`self` or a pid): its name and nice value.
+#[cfg(target_os = "linux")]
+fn autogroup(pid: &str) -> Option<(String, i32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/autogroup")).ok()?;
+    let (name, nice) = text.trim().split_once(" nice ")?;
+    Some((name.to_string(), nice.trim().parse().ok()?))
 }
 
 /// Lowers the calling thread's priority by [`BUSY_NICE`]; the nice value it had, if done.
@@ -203,82 +349,6 @@ fn set_thread_nice(value: i32) -> bool {
     }
 }
 
-/// The autogroup of a process (`/proc/PID/autogroup`: `/autogroup-N nice V`): its name
-/// and nice value.
-#[cfg(target_os = "linux")]
-fn autogroup(pid: &str) -> Option<(String, i32)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/autogroup")).ok()?;
-    let (name, nice) = text.trim().split_once(" nice ")?;
-    Some((name.to_string(), nice.trim().parse().ok()?))
-}
-
-/// What became of lowering a program's group.
-enum GroupChange {
-    /// Lowered: the group's name and its nice value before.
-    Done(String, i32),
-    /// Refused for now by the system-wide rate limit: ask again later.
-    Later,
-    /// Not done and not to be asked again (the server's own group, no autogroups, refused).
-    Never,
-}
-
-/// Lowers the autogroup of `pid` by [`BUSY_NICE`] when it is not the server's own.
-#[cfg(target_os = "linux")]
-fn lower_group(pid: i32) -> GroupChange {
-    let Some((name, base)) = autogroup(&pid.to_string()) else {
-        return GroupChange::Never;
-    };
-    if autogroup("self").is_none_or(|(own, _)| own == name) {
-        return GroupChange::Never;
-    }
-    let lower = (base + BUSY_NICE).min(19);
-    match std::fs::write(format!("/proc/{pid}/autogroup"), lower.to_string()) {
-        Ok(()) => GroupChange::Done(name, base),
-        // EAGAIN: another autogroup changed in the last 100 ms, anywhere on the system.
-        Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => GroupChange::Later,
-        Err(_) => GroupChange::Never,
-    }
-}
-
-/// Sets the autogroup of `pid` back to `base` while it is still `group`; refused for now
-/// (the system-wide rate limit), tried again on a helper thread.
-#[cfg(target_os = "linux")]
-fn restore_group(pid: i32, group: String, base: i32) {
-    let attempt = move || -> bool {
-        if autogroup(&pid.to_string()).is_none_or(|(now, _)| now != group) {
-            return true;
-        }
-        match std::fs::write(format!("/proc/{pid}/autogroup"), base.to_string()) {
-            Ok(()) => true,
-            // EAGAIN: another autogroup changed in the last 100 ms, anywhere on the system.
-            Err(e) => e.raw_os_error() != Some(libc::EAGAIN),
-        }
-    };
-    if attempt() {
-        return;
-    }
-    let retry = move || {
-        let until = Instant::now() + RETRY_FOR;
-        while Instant::now() < until {
-            std::thread::sleep(RETRY_EVERY);
-            if attempt() {
-                return;
-            }
-        }
-        tracing::debug!(pid, "could not set a session's scheduling group back");
-    };
-    if let Err(e) = std::thread::Builder::new()
-        .name("fairness".into())
-        .stack_size(64 * 1024)
-        .spawn(retry)
-    {
-        tracing::debug!(
-            pid,
-            "no thread to set a session's scheduling group back: {e}"
-        );
-    }
-}
-
 #[cfg(not(target_os = "linux"))]
 fn lower_thread() -> Option<i32> {
     None
@@ -288,14 +358,6 @@ fn lower_thread() -> Option<i32> {
 fn set_thread_nice(_value: i32) -> bool {
     true
 }
-
-#[cfg(not(target_os = "linux"))]
-fn lower_group(_pid: i32) -> GroupChange {
-    GroupChange::Never
-}
-
-#[cfg(not(target_os = "linux"))]
-fn restore_group(_pid: i32, _group: String, _base: i32) {}
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
@@ -411,5 +473,125 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    /// A stand-in for the kernel's autogroups: one group, and a number of changes it
+    /// refuses as the rate limit does.
+    #[derive(Clone, Default)]
+    struct Kernel(std::sync::Arc<std::sync::Mutex<KernelState>>);
+
+    #[derive(Default)]
+    struct KernelState {
+        nice: i32,
+        /// How many of the next changes are refused (`EAGAIN`).
+        refuse: usize,
+        /// Changes asked for, refused ones too.
+        asked: usize,
+    }
+
+    impl Kernel {
+        fn state(&self) -> std::sync::MutexGuard<'_, KernelState> {
+            self.0.lock().unwrap_or_else(|e| e.into_inner())
+        }
+    }
+
+    impl Groups for Kernel {
+        fn of(&self, _pid: i32) -> Option<(String, i32)> {
+            Some(("/autogroup-1".into(), self.state().nice))
+        }
+
+        fn set(&self, _pid: i32, group: &str, nice: i32) -> Change {
+            assert_eq!(group, "/autogroup-1");
+            let mut state = self.state();
+            state.asked += 1;
+            if state.refuse > 0 {
+                state.refuse -= 1;
+                return Change::Later;
+            }
+            state.nice = nice;
+            Change::Done
+        }
+    }
+
+    /// Makes `fairness` busy for longer than [`BUSY_AFTER`].
+    fn flood<G: Groups>(fairness: &mut Fairness<G>) {
+        fairness.after_chunk(true);
+        std::thread::sleep(BUSY_AFTER);
+        fairness.after_chunk(true);
+    }
+
+    /// Without `CAP_SYS_ADMIN` the kernel refuses group changes that come too close: a
+    /// refused setting back is asked again by the reader itself while it waits, and a flood
+    /// that starts again meanwhile finds the group still low and keeps it so — nothing sets
+    /// it back behind the flood's back (a helper thread asking on did, in CI: the group at
+    /// 0 for good while the reader thought it low).
+    #[test]
+    fn refused_changes_are_asked_again_and_never_undo_a_new_flood() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        std::thread::spawn(|| {
+            let kernel = Kernel::default();
+            let mut fairness = Fairness::with_groups(1, kernel.clone());
+            // Another session floods too.
+            BUSY.fetch_add(1, Ordering::Relaxed);
+
+            // A refused lowering is asked again on a chunk after RETRY_EVERY.
+            kernel.state().refuse = 1;
+            flood(&mut fairness);
+            assert_eq!(kernel.state().nice, 0, "refused: not lowered yet");
+            fairness.after_chunk(true);
+            assert_eq!(
+                kernel.state().asked,
+                1,
+                "not asked again before RETRY_EVERY"
+            );
+            std::thread::sleep(RETRY_EVERY);
+            fairness.after_chunk(true);
+            assert_eq!(kernel.state().nice, BUSY_NICE, "asked again: lowered");
+
+            // Quiet, the setting back is refused; the flood starts again before it is
+            // asked again.
+            kernel.state().refuse = 1;
+            fairness.quiet();
+            assert_eq!(kernel.state().nice, BUSY_NICE);
+            let asked = kernel.state().asked;
+            flood(&mut fairness);
+            assert_eq!(kernel.state().nice, BUSY_NICE, "still low: it stays so");
+            assert_eq!(kernel.state().asked, asked, "nothing to ask: it is low");
+            std::thread::sleep(RETRY_EVERY * 3);
+            fairness.after_chunk(true);
+            assert_eq!(
+                kernel.state().nice,
+                BUSY_NICE,
+                "nothing set the group back behind the flood's back"
+            );
+
+            // Quiet again, refused twice: the reader asks again between its waits, and
+            // its long wait comes after.
+            kernel.state().refuse = 2;
+            let (quiet, mut loud) = pipe();
+            let watcher = {
+                let kernel = kernel.clone();
+                std::thread::spawn(move || {
+                    let deadline = Instant::now() + Duration::from_secs(10);
+                    while kernel.state().nice != 0 && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    loud.write_all(b"x").unwrap();
+                    loud
+                })
+            };
+            fairness.wait(quiet.as_raw_fd());
+            drop(watcher.join().unwrap());
+            let state = kernel.state();
+            assert_eq!(state.nice, 0, "set back on the third time of asking");
+            assert_eq!(state.refuse, 0);
+            drop(state);
+            assert!(fairness.set_back.is_none() && fairness.lowered.is_none());
+            drop(fairness);
+            BUSY.fetch_sub(1, Ordering::Relaxed);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(BUSY.load(Ordering::Relaxed), 0);
     }
 }
