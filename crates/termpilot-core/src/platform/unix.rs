@@ -583,6 +583,17 @@ pub fn wait_readable_for(fds: &[i32], max: std::time::Duration) -> Option<usize>
 }
 
 fn poll_readable(fds: &[i32], timeout_ms: i32) -> Option<usize> {
+    let max = (timeout_ms >= 0).then(|| std::time::Duration::from_millis(timeout_ms as u64));
+    poll_readable_until(fds, max.map(|max| std::time::Instant::now() + max))
+}
+
+/// [`wait_readable`] until `deadline` at most, to the microsecond (a wait of a fraction of
+/// a millisecond is not cut to nothing): `None` also when the time ran out.
+pub fn wait_readable_until(fds: &[i32], deadline: std::time::Instant) -> Option<usize> {
+    poll_readable_until(fds, Some(deadline))
+}
+
+fn poll_readable_until(fds: &[i32], deadline: Option<std::time::Instant>) -> Option<usize> {
     let mut polls: Vec<libc::pollfd> = fds
         .iter()
         .map(|&fd| libc::pollfd {
@@ -591,17 +602,9 @@ fn poll_readable(fds: &[i32], timeout_ms: i32) -> Option<usize> {
             revents: 0,
         })
         .collect();
-    let deadline = (timeout_ms >= 0)
-        .then(|| std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms as u64));
     loop {
-        let wait = match deadline {
-            None => -1,
-            Some(d) => d
-                .saturating_duration_since(std::time::Instant::now())
-                .as_millis() as i32,
-        };
-        // SAFETY: poll(2) on a buffer of pollfd we own, with its true length.
-        let r = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, wait) };
+        let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+        let r = poll_for(&mut polls, left);
         if r > 0 {
             return polls.iter().position(|p| p.revents != 0);
         }
@@ -612,6 +615,36 @@ fn poll_readable(fds: &[i32], timeout_ms: i32) -> Option<usize> {
             return None;
         }
     }
+}
+
+/// One poll(2) of `polls` for at most `left` (for ever without it), to the nanosecond.
+#[cfg(target_os = "linux")]
+fn poll_for(polls: &mut [libc::pollfd], left: Option<std::time::Duration>) -> i32 {
+    let timeout = left.map(|left| libc::timespec {
+        tv_sec: left.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_nsec: left.subsec_nanos() as libc::c_long,
+    });
+    let timeout = timeout.as_ref().map_or(std::ptr::null(), |t| t as *const _);
+    // SAFETY: ppoll(2) on a buffer of pollfd we own, with its true length; the timeout is
+    // a local timespec or null; no signal mask.
+    unsafe {
+        libc::ppoll(
+            polls.as_mut_ptr(),
+            polls.len() as libc::nfds_t,
+            timeout,
+            std::ptr::null(),
+        )
+    }
+}
+
+/// One poll(2) of `polls` for at most `left`, rounded up to the millisecond.
+#[cfg(not(target_os = "linux"))]
+fn poll_for(polls: &mut [libc::pollfd], left: Option<std::time::Duration>) -> i32 {
+    let wait = left.map_or(-1, |left| {
+        left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
+    });
+    // SAFETY: poll(2) on a buffer of pollfd we own, with its true length.
+    unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, wait) }
 }
 
 /// Puts terminal `fd` in raw mode (no echo, no line editing, no signals from keys) and

@@ -67,6 +67,10 @@ pub fn wait_readable_for(_fds: &[i32], _max: std::time::Duration) -> Option<usiz
     None
 }
 
+pub fn wait_readable_until(_fds: &[i32], _deadline: std::time::Instant) -> Option<usize> {
+    None
+}
+
 /// Windows consoles have no tty path.
 pub fn wait_readable(_fds: &[i32]) -> Option<usize> {
     None

@@ -36,6 +36,13 @@ const READ_CHUNK: usize = 64 * 1024;
 /// While more output is already waiting, waiters are woken once per this many bytes instead
 /// of once per read: a flood of output costs a few wake-ups, not thousands.
 const WAKE_BATCH: usize = 256 * 1024;
+/// A burst of output counts as a flood once this much came without a pause of
+/// [`FLOOD_WAKE_EVERY`]: then a reader that catches up with the program wakes waiters at
+/// most once per [`FLOOD_WAKE_EVERY`], not after every few kilobytes the program manages to
+/// print (seq 1 5000000: 105,000 wake-ups of the runtime's workers became 8,000, their CPU
+/// a third). A burst of less (a REPL's answer, a screen) wakes them at once.
+const FLOOD_BYTES: usize = 64 * 1024;
+const FLOOD_WAKE_EVERY: Duration = Duration::from_millis(1);
 
 /// A terminal opened, its program not started yet.
 pub(super) struct Opened {
@@ -419,13 +426,20 @@ fn reader_loop(
     // Output was found waiting after the last chunk: the read takes it without a wait (the
     // wait would return at once, being no longer than a poll that finds output).
     let mut more_waiting = false;
+    // Bytes read since the last pause of FLOOD_WAKE_EVERY, and when waiters were last woken.
+    let mut burst = 0;
+    let mut woken = started;
     loop {
         // Idle only while waiting: bytes leave the terminal after the flag is down, so "idle
         // and nothing readable" means every byte written so far has been scanned.
         if let Some(fd) = master_fd {
             if !more_waiting {
                 ctx.idle.store(true, Ordering::SeqCst);
+                let waiting = Instant::now();
                 fairness.wait(fd);
+                if waiting.elapsed() >= FLOOD_WAKE_EVERY {
+                    burst = 0;
+                }
             }
             ctx.idle.store(false, Ordering::SeqCst);
         }
@@ -463,15 +477,26 @@ fn reader_loop(
             });
         }
         unannounced += n;
+        burst += n;
         // Idle again before the event goes out: a wait woken by it finds this chunk scanned.
         if master_fd.is_some() {
             ctx.idle.store(true, Ordering::SeqCst);
         }
         more_waiting = master_fd.is_some_and(platform::readable_now);
+        // In a flood, a reader that caught up waits a little for the next bytes before it
+        // wakes anyone: what it read is scanned meanwhile (idle), only the wake-up waits.
+        if !more_waiting
+            && burst >= FLOOD_BYTES
+            && let Some(fd) = master_fd
+            && Instant::now() < woken + FLOOD_WAKE_EVERY
+        {
+            more_waiting = platform::wait_readable_until(&[fd], woken + FLOOD_WAKE_EVERY).is_some();
+        }
         fairness.after_chunk(more_waiting);
         if !more_waiting || unannounced >= WAKE_BATCH {
             events.send_modify(|n| *n += 1);
             unannounced = 0;
+            woken = Instant::now();
         }
     }
     lock(&state).on_eof();
