@@ -175,13 +175,7 @@ impl Cleaner {
     /// CR before the newline only moves the cursor back. Returns the text's length (trailing
     /// spaces left out) and the line's length in bytes.
     fn whole_ascii_line(&self, bytes: &[u8]) -> Option<(usize, usize)> {
-        if self.no_fast_lines
-            || self.style != Style::Terminal
-            || self.esc != Esc::Ground
-            || self.utf8_need != 0
-            || self.col != 0
-            || !self.line.is_empty()
-        {
+        if !self.at_line_start() {
             return None;
         }
         let run = bytes
@@ -201,6 +195,17 @@ impl Cleaner {
             .rposition(|&b| b != b' ')
             .map_or(0, |i| i + 1);
         Some((text, len))
+    }
+
+    /// At the start of a line, in the ground state, rendering as a terminal: where a whole
+    /// line of printable ASCII renders as its text ([`Cleaner::whole_ascii_line`]).
+    pub(super) fn at_line_start(&self) -> bool {
+        !self.no_fast_lines
+            && self.style == Style::Terminal
+            && self.esc == Esc::Ground
+            && self.utf8_need == 0
+            && self.col == 0
+            && self.line.is_empty()
     }
 
     /// The current incomplete line (its part not handed on yet, from a
@@ -677,6 +682,37 @@ mod tests {
         }
     }
 
+    /// The line history keeps whole lines of printable ASCII straight from the bytes
+    /// ([`LineHistory::keep_plain_lines`]): it keeps what the general path keeps.
+    #[test]
+    fn the_history_keeps_what_the_general_path_keeps() {
+        for seed in 1..=400u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let stream = random_stream(&mut rng);
+            let mut chunks = Vec::new();
+            let mut at = 0;
+            while at < stream.len() {
+                let end = (at + 1 + rng.below(300)).min(stream.len());
+                chunks.push(&stream[at..end]);
+                at = end;
+            }
+            let run = |fast: bool| {
+                let mut h = LineHistory::default();
+                h.cleaner.no_fast_lines = !fast;
+                for chunk in &chunks {
+                    h.feed(chunk);
+                }
+                (h.lines(), h.total)
+            };
+            assert_eq!(
+                run(true),
+                run(false),
+                "seed {seed}: {:?}",
+                String::from_utf8_lossy(&stream)
+            );
+        }
+    }
+
     #[test]
     fn head_tail_keeps_both_ends() {
         let lines: Vec<String> = (1..=10).map(|i| i.to_string()).collect();
@@ -711,34 +747,47 @@ pub(super) const HISTORY_LINES: usize = 10_000;
 const COMPACT_AFTER: usize = 16 * 1024;
 
 impl LineHistory {
-    pub fn feed(&mut self, bytes: &[u8]) {
-        let Self {
-            cleaner,
-            text,
-            start,
-            lens,
-            total,
-        } = self;
-        cleaner.feed(bytes, &mut |l| {
-            if lens.len() >= HISTORY_LINES
-                && let Some(oldest) = lens.pop_front()
-            {
-                *start += oldest as usize;
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            // Whole lines of printable ASCII, what `seq`, `ls` or a log print, are kept
+            // straight from the bytes ([`Cleaner::whole_ascii_line`]'s rule, without the
+            // cleaner's work per line).
+            if self.cleaner.at_line_start() {
+                let taken = self.keep_plain_lines(bytes);
+                bytes = &bytes[taken..];
             }
-            // A line is at most a few hundred KB (the cleaner hands longer ones on in
-            // pieces); the cut below is a guard, never reached.
-            let mut n = l.len().min(u32::MAX as usize);
-            while !l.is_char_boundary(n) {
-                n -= 1;
-            }
-            if *start >= COMPACT_AFTER && *start > text.len() - *start {
-                text.drain(..*start);
-                *start = 0;
-            }
-            text.push_str(&l[..n]);
-            lens.push_back(n as u32);
-            *total += 1;
-        });
+            // The next line (or what is left) the general way.
+            let end = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |i| i + 1);
+            let Self {
+                cleaner,
+                text,
+                start,
+                lens,
+                total,
+            } = self;
+            cleaner.feed(&bytes[..end], &mut |l| keep(text, start, lens, total, l));
+            bytes = &bytes[end..];
+        }
+    }
+
+    /// Keeps the whole lines of printable ASCII at the start of `bytes`
+    /// ([`Cleaner::whole_ascii_line`]), as the cleaner renders them; how many bytes they
+    /// took.
+    fn keep_plain_lines(&mut self, bytes: &[u8]) -> usize {
+        let mut at = 0;
+        while let Some((shown, len)) = self.cleaner.whole_ascii_line(&bytes[at..]) {
+            // SAFETY: the line is printable ASCII, which is UTF-8.
+            let shown = unsafe { std::str::from_utf8_unchecked(&bytes[at..at + shown]) };
+            keep(
+                &mut self.text,
+                &mut self.start,
+                &mut self.lens,
+                &mut self.total,
+                shown,
+            );
+            at += len;
+        }
+        at
     }
 
     /// The kept lines, oldest first.
@@ -779,6 +828,35 @@ impl LineHistory {
         self.start = 0;
         self.lens = std::collections::VecDeque::new();
     }
+}
+
+/// Keeps line `l` at the end of a [`LineHistory`]'s packed text, dropping the oldest line
+/// beyond [`HISTORY_LINES`].
+fn keep(
+    text: &mut String,
+    start: &mut usize,
+    lens: &mut std::collections::VecDeque<u32>,
+    total: &mut u64,
+    l: &str,
+) {
+    if lens.len() >= HISTORY_LINES
+        && let Some(oldest) = lens.pop_front()
+    {
+        *start += oldest as usize;
+    }
+    // A line is at most a few hundred KB (the cleaner hands longer ones on in pieces); the
+    // cut below is a guard, never reached.
+    let mut n = l.len().min(u32::MAX as usize);
+    while !l.is_char_boundary(n) {
+        n -= 1;
+    }
+    if *start >= COMPACT_AFTER && *start > text.len() - *start {
+        text.drain(..*start);
+        *start = 0;
+    }
+    text.push_str(&l[..n]);
+    lens.push_back(n as u32);
+    *total += 1;
 }
 
 #[cfg(test)]
