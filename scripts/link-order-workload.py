@@ -17,6 +17,7 @@ runs at rest.
     link-order-workload.py host valgrind --tool=callgrind ... BINARY"""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -121,6 +122,11 @@ def drive_a_session(client):
     client.call("terminal_read", {"sessionId": sid})
     client.call("terminal_read", {"sessionId": sid, "view": "screen"})
     client.call("terminal_send_key", {"sessionId": sid, "key": "Ctrl+C"})
+    # A full-screen program, as the bench's peer workload has (its first screen, trimmed).
+    if shutil.which("vim"):
+        client.call("terminal_exec", {"sessionId": sid, "command": "vim -Nu NONE",
+                                      "timeout": 60000})
+        client.call("terminal_write", {"sessionId": sid, "data": ":q!\r"})
     client.call("terminal_stop", {"sessionId": sid})
 
 
