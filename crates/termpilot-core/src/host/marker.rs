@@ -25,6 +25,9 @@ pub(crate) const MARKER: &str = "TERMPILOT_RUN_ID";
 
 /// How long [`end`] waits for killed processes to be gone.
 const END_LIMIT: Duration = Duration::from_secs(2);
+/// How long after the last kill, once [`END_LIMIT`] is past, a process still running counts
+/// as a survivor (a `SIGKILL` takes a moment to land).
+const LAST_LOOK: Duration = Duration::from_millis(50);
 
 /// A process that carried a marker and could not be ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,6 +110,11 @@ fn running(pid: i32) -> bool {
     platform::process_state(pid).is_some_and(|s| s != 'Z' && s != 'X')
 }
 
+#[cfg(not(target_os = "linux"))]
+fn running(_pid: i32) -> bool {
+    false
+}
+
 /// Kills every living process carrying `MARKER=<value>` (again, while new ones appear) and
 /// waits, at most [`END_LIMIT`], until they are gone. Returns those still running then.
 pub(crate) async fn end(value: &str) -> Vec<Survivor> {
@@ -116,28 +124,42 @@ pub(crate) async fn end(value: &str) -> Vec<Survivor> {
         if found.is_empty() {
             return Vec::new();
         }
-        if Instant::now() >= deadline {
-            return survivors(&found);
-        }
+        // Killed before the time is looked at: a scan that outlasted the limit (a loaded
+        // machine, `/proc/PID/environ` reads waiting on busy processes) ended nothing.
         kill(&found);
+        if Instant::now() >= deadline {
+            tokio::time::sleep(LAST_LOOK).await;
+            return survivors(&still_running(found));
+        }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 
 /// [`end`] on a thread that may block, for every value starting with `value` when `prefix`.
 pub(crate) fn end_blocking(value: &str, prefix: bool) -> Vec<Survivor> {
-    let deadline = Instant::now() + END_LIMIT;
+    end_blocking_within(value, prefix, END_LIMIT)
+}
+
+/// [`end_blocking`], waiting at most `limit`.
+fn end_blocking_within(value: &str, prefix: bool, limit: Duration) -> Vec<Survivor> {
+    let deadline = Instant::now() + limit;
     loop {
         let found = marked(value, prefix);
         if found.is_empty() {
             return Vec::new();
         }
-        if Instant::now() >= deadline {
-            return survivors(&found);
-        }
         kill(&found);
+        if Instant::now() >= deadline {
+            std::thread::sleep(LAST_LOOK);
+            return survivors(&still_running(found));
+        }
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// Those of `pids` still running.
+fn still_running(pids: Vec<i32>) -> Vec<i32> {
+    pids.into_iter().filter(|&pid| running(pid)).collect()
 }
 
 #[cfg(unix)]
@@ -212,5 +234,31 @@ mod tests {
         let escapee = marked(&value, false)[0];
         assert!(end(&value).await.is_empty());
         assert!(!running(escapee));
+    }
+
+    /// A scan of `/proc` can outlast the whole limit on a loaded machine (reading a busy
+    /// process's environment waits for its memory lock): what it found is still killed, and
+    /// nothing it killed is called a survivor. (The time was looked at before the kill: a
+    /// killed server's session host once left its sessions running, under a full test run.)
+    #[test]
+    fn what_a_scan_past_the_limit_found_is_killed_still() {
+        let value = for_run();
+        let mut child = std::process::Command::new("sleep")
+            .arg("1000")
+            .env(MARKER, &value)
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while marked(&value, false).is_empty() {
+            assert!(Instant::now() < deadline, "the child never showed");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let survivors = end_blocking_within(&value, false, Duration::ZERO);
+        if !survivors.is_empty() {
+            let _ = child.kill();
+        }
+        assert_eq!(survivors, vec![]);
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
     }
 }

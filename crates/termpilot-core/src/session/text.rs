@@ -649,18 +649,24 @@ mod tests {
         out
     }
 
+    /// `stream` cut into chunks of 1 to 300 bytes, as reads might hand it on.
+    fn random_chunks<'a>(rng: &mut Rng, stream: &'a [u8]) -> Vec<&'a [u8]> {
+        let mut chunks = Vec::new();
+        let mut at = 0;
+        while at < stream.len() {
+            let end = (at + 1 + rng.below(300)).min(stream.len());
+            chunks.push(&stream[at..end]);
+            at = end;
+        }
+        chunks
+    }
+
     #[test]
     fn whole_ascii_lines_render_as_the_general_path_renders_them() {
         for seed in 1..=400u64 {
             let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
             let stream = random_stream(&mut rng);
-            let mut chunks = Vec::new();
-            let mut at = 0;
-            while at < stream.len() {
-                let end = (at + 1 + rng.below(300)).min(stream.len());
-                chunks.push(&stream[at..end]);
-                at = end;
-            }
+            let chunks = random_chunks(&mut rng, &stream);
             for make in [Cleaner::new, Cleaner::whole_lines] {
                 let run = |fast: bool| {
                     let mut c = make();
@@ -689,13 +695,7 @@ mod tests {
         for seed in 1..=400u64 {
             let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
             let stream = random_stream(&mut rng);
-            let mut chunks = Vec::new();
-            let mut at = 0;
-            while at < stream.len() {
-                let end = (at + 1 + rng.below(300)).min(stream.len());
-                chunks.push(&stream[at..end]);
-                at = end;
-            }
+            let chunks = random_chunks(&mut rng, &stream);
             let run = |fast: bool| {
                 let mut h = LineHistory::default();
                 h.cleaner.no_fast_lines = !fast;
