@@ -118,20 +118,16 @@ fn running(_pid: i32) -> bool {
 /// Kills every living process carrying `MARKER=<value>` (again, while new ones appear) and
 /// waits, at most [`END_LIMIT`], until they are gone. Returns those still running then.
 pub(crate) async fn end(value: &str) -> Vec<Survivor> {
-    let deadline = Instant::now() + END_LIMIT;
+    let mut sweep = Sweep::new(value, false, END_LIMIT);
     loop {
-        let found = marked(value, false);
-        if found.is_empty() {
-            return Vec::new();
+        match sweep.round() {
+            Round::Done => return Vec::new(),
+            Round::Again => tokio::time::sleep(Duration::from_millis(5)).await,
+            Round::LastLook => {
+                tokio::time::sleep(LAST_LOOK).await;
+                return sweep.survivors();
+            }
         }
-        // Killed before the time is looked at: a scan that outlasted the limit (a loaded
-        // machine, `/proc/PID/environ` reads waiting on busy processes) ended nothing.
-        kill(&found);
-        if Instant::now() >= deadline {
-            tokio::time::sleep(LAST_LOOK).await;
-            return survivors(&still_running(found));
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 
@@ -142,24 +138,81 @@ pub(crate) fn end_blocking(value: &str, prefix: bool) -> Vec<Survivor> {
 
 /// [`end_blocking`], waiting at most `limit`.
 fn end_blocking_within(value: &str, prefix: bool, limit: Duration) -> Vec<Survivor> {
-    let deadline = Instant::now() + limit;
+    let mut sweep = Sweep::new(value, prefix, limit);
     loop {
-        let found = marked(value, prefix);
-        if found.is_empty() {
-            return Vec::new();
+        match sweep.round() {
+            Round::Done => return Vec::new(),
+            Round::Again => std::thread::sleep(Duration::from_millis(5)),
+            Round::LastLook => {
+                std::thread::sleep(LAST_LOOK);
+                return sweep.survivors();
+            }
         }
-        kill(&found);
-        if Instant::now() >= deadline {
-            std::thread::sleep(LAST_LOOK);
-            return survivors(&still_running(found));
-        }
-        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
-/// Those of `pids` still running.
-fn still_running(pids: Vec<i32>) -> Vec<i32> {
-    pids.into_iter().filter(|&pid| running(pid)).collect()
+/// One ending of the processes carrying a marker: what it killed, and when it gives up.
+struct Sweep<'a> {
+    value: &'a str,
+    prefix: bool,
+    deadline: Instant,
+    /// Killed and not seen gone yet.
+    killed: Vec<i32>,
+}
+
+/// What a round of a [`Sweep`] left.
+enum Round {
+    /// None is left: nothing carries the marker, and all it killed are gone.
+    Done,
+    /// Look again in a moment.
+    Again,
+    /// The time is up: those still running a moment after this last kill survived it.
+    LastLook,
+}
+
+impl<'a> Sweep<'a> {
+    fn new(value: &'a str, prefix: bool, limit: Duration) -> Self {
+        Sweep {
+            value,
+            prefix,
+            deadline: Instant::now() + limit,
+            killed: Vec::new(),
+        }
+    }
+
+    /// Scans, kills what it found, and says what is left. What it found is killed before
+    /// the time is looked at: a scan that outlasted the limit (a loaded machine, reads of
+    /// `/proc/PID/environ` waiting on busy processes) ended nothing. A killed process is
+    /// not gone when its environment can no longer be read (it is exiting) but once it is
+    /// not running.
+    fn round(&mut self) -> Round {
+        let found = marked(self.value, self.prefix);
+        self.killed.retain(|&pid| running(pid));
+        if found.is_empty() && self.killed.is_empty() {
+            return Round::Done;
+        }
+        kill(&found);
+        for pid in found {
+            if !self.killed.contains(&pid) {
+                self.killed.push(pid);
+            }
+        }
+        if Instant::now() >= self.deadline {
+            Round::LastLook
+        } else {
+            Round::Again
+        }
+    }
+
+    /// Those it killed that still run.
+    fn survivors(self) -> Vec<Survivor> {
+        let left: Vec<i32> = self
+            .killed
+            .into_iter()
+            .filter(|&pid| running(pid))
+            .collect();
+        survivors(&left)
+    }
 }
 
 #[cfg(unix)]
