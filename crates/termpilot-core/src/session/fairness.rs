@@ -416,12 +416,13 @@ mod tests {
             assert_eq!(thread_nice(), low, "output within the time: not quiet");
             let mut byte = [0u8];
             (&quiet).read_exact(&mut byte).unwrap();
+            // The clock starts before the writer's: it writes no sooner than this long after.
+            let waited = Instant::now();
             let writer = std::thread::spawn(move || {
                 std::thread::sleep(QUIET_AFTER * 2);
                 loud.write_all(b"y").unwrap();
                 loud
             });
-            let waited = Instant::now();
             fairness.wait(quiet.as_raw_fd());
             assert!(
                 waited.elapsed() >= QUIET_AFTER * 2,

@@ -503,7 +503,7 @@ impl SessionCall {
         group: i32,
         program: bool,
         tty: &std::path::Path,
-        may_wait: impl FnOnce() -> bool,
+        may_wait: impl Fn() -> bool,
     ) -> bool {
         let full_screen = self.alternate_screen();
         let waits = || {
@@ -524,6 +524,12 @@ impl SessionCall {
             // What it printed before it was seen waiting (its prompt, or the shell's `D`) is
             // in: scanned after the look, not before it.
             && self.scanned_all()
+            // Nothing came since the look began (the quiet it counted on holds), and what was
+            // scanned meanwhile does not end the wait: a `D` fed between the look's first
+            // question and now means the command is over, not waiting (the shell's prompt
+            // was once taken for the command's question).
+            && self.state().output.last_output() <= quiet_since
+            && may_wait()
             // And it has read what reached it (the emulator's replies to its queries): else
             // it has not run since, and may draw more.
             && platform::unread_input(tty).is_none_or(|n| n == 0)
