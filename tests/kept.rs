@@ -103,10 +103,6 @@ fn list_entry(list: &Value, id: &str) -> Option<Value> {
         .cloned()
 }
 
-async fn wait_gone(pid: i64) {
-    common::procs::all_gone(&[pid]).await;
-}
-
 #[tokio::test]
 async fn a_kept_session_outlives_a_killed_server() {
     let rt = Runtime::new();
@@ -212,10 +208,31 @@ async fn a_host_killed_under_a_session_takes_it_along_and_servers_say_so() {
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("{out}"));
     let host = rt.host_pid();
+    // The host's undertaker (its child, named so), told apart for the failure's message.
+    let undertaker: Vec<i64> = common::procs::descendants(host)
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm"))
+                .is_ok_and(|c| c.trim() == "termpilot-under")
+        })
+        .collect();
     // SAFETY: kill(2) on the host this test started.
     unsafe { libc::kill(host as i32, libc::SIGKILL) };
-    wait_gone(host).await;
-    common::procs::all_gone(&[shell, bg]).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while [host, shell, bg].iter().any(|&p| common::procs::alive(p)) {
+        if std::time::Instant::now() >= deadline {
+            let told: Vec<String> = [host, shell, bg]
+                .iter()
+                .chain(&undertaker)
+                .map(|&p| common::procs::describe(p))
+                .collect();
+            panic!(
+                "[host, shell, nohup sleep] survived the host's kill; undertaker {undertaker:?}\n{}",
+                told.join("\n")
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 
     let e = server
         .err(
@@ -234,6 +251,86 @@ async fn a_host_killed_under_a_session_takes_it_along_and_servers_say_so() {
     let e = later.err("terminal_read", json!({"sessionId": id})).await;
     assert!(e.contains("ended") && e.contains("session host"), "{e}");
     later.stop().await;
+}
+
+/// A killed host whose descriptors outlive its main thread (one of its threads still in the
+/// kernel; here, a copy of them held by the test) still takes its sessions along at once:
+/// its undertaker goes by its parent-death signal, not only by the end of file on its pipe,
+/// which this copy holds back. (The pipe alone left a host's sessions running in CI.)
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_host_whose_descriptors_outlive_it_still_takes_its_sessions_along() {
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let started = server
+        .ok("terminal_start", json!({"keep": true, "shell": "/bin/sh"}))
+        .await;
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    let out = exec_out(&server, &id, "nohup sleep 301 >/dev/null 2>&1 & echo bg=$!").await;
+    let bg: i64 = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("bg="))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    let host = rt.host_pid();
+    let undertaker = common::procs::descendants(host)
+        .into_iter()
+        .find(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm"))
+                .is_ok_and(|c| c.trim() == "termpilot-under")
+        })
+        .expect("the host's undertaker");
+    // The host's end of the undertaker's pipe: the host's descriptor on the same pipe.
+    let pipe = std::fs::read_link(format!("/proc/{undertaker}/fd/3")).unwrap();
+    let write_end: i32 = std::fs::read_dir(format!("/proc/{host}/fd"))
+        .unwrap()
+        .flatten()
+        .find(|f| std::fs::read_link(f.path()).is_ok_and(|l| l == pipe))
+        .and_then(|f| f.file_name().to_str()?.parse().ok())
+        .expect("the host holds the pipe's write end");
+    // SAFETY: pidfd_open and pidfd_getfd on the host this test started; the copy is ours
+    // and closed below.
+    let copy = unsafe {
+        let pidfd = libc::syscall(libc::SYS_pidfd_open, host as libc::pid_t, 0) as i32;
+        assert!(
+            pidfd >= 0,
+            "pidfd_open: {}",
+            std::io::Error::last_os_error()
+        );
+        let copy = libc::syscall(libc::SYS_pidfd_getfd, pidfd, write_end, 0) as i32;
+        libc::close(pidfd);
+        copy
+    };
+    assert!(
+        copy >= 0,
+        "pidfd_getfd: {}",
+        std::io::Error::last_os_error()
+    );
+    // SAFETY: kill(2) on the host this test started.
+    unsafe { libc::kill(host as i32, libc::SIGKILL) };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let left = loop {
+        let left: Vec<i64> = [bg, undertaker]
+            .into_iter()
+            .filter(|&p| common::procs::alive(p))
+            .collect();
+        if left.is_empty() || std::time::Instant::now() >= deadline {
+            break left;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    // SAFETY: closing our copy of the pipe's write end; then ending what survived.
+    unsafe {
+        libc::close(copy);
+        for &pid in &left {
+            libc::kill(pid as i32, libc::SIGKILL);
+        }
+    }
+    assert!(
+        left.is_empty(),
+        "[the nohup sleep, the undertaker] survived the host's kill: {left:?}"
+    );
+    server.stop().await;
 }
 
 #[tokio::test]

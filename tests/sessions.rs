@@ -1026,15 +1026,26 @@ fn may_lower_a_group() -> Result<(), String> {
     answer
 }
 
-/// Polls `check` (every 20 ms, at most 20 s) until it holds; what it saw last otherwise.
+/// Polls `check` (every 20 ms, at most 20 s) until it holds; what it saw last, and each
+/// change it saw on the way (milliseconds since the start: value), for a failure's message.
 #[cfg(target_os = "linux")]
-async fn until<T: std::fmt::Debug>(mut look: impl FnMut() -> T, check: impl Fn(&T) -> bool) -> T {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+async fn until<T: std::fmt::Debug + PartialEq>(
+    mut look: impl FnMut() -> T,
+    check: impl Fn(&T) -> bool,
+) -> (T, String) {
+    let start = std::time::Instant::now();
+    let deadline = start + std::time::Duration::from_secs(20);
+    let mut changes = String::new();
+    let mut last: Option<T> = None;
     loop {
         let seen = look();
-        if check(&seen) || std::time::Instant::now() > deadline {
-            return seen;
+        if last.as_ref() != Some(&seen) {
+            changes += &format!(" {}ms:{seen:?}", start.elapsed().as_millis());
         }
+        if check(&seen) || std::time::Instant::now() > deadline {
+            return (seen, changes);
+        }
+        last = Some(seen);
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
@@ -1055,7 +1066,16 @@ async fn flooding_sessions_step_back_and_come_back() {
     if let Err(why) = &groups {
         eprintln!("scheduling groups cannot be lowered here ({why}): they must stay as they are");
     }
-    let server = start().await;
+    // Its changes of priority in the server's log, for a failure's message.
+    let server = common::start_with(
+        common::Era::Initialize,
+        &[],
+        &[(
+            "TERMPILOT_LOG",
+            "warn,termpilot_core::session::fairness=debug",
+        )],
+    )
+    .await;
     let mut floods = Vec::new();
     for _ in 0..2 {
         let started = server
@@ -1072,7 +1092,7 @@ async fn flooding_sessions_step_back_and_come_back() {
     let lower = |base: Option<i32>| base.map(|b| (b + 10).min(19));
     let lower_group = |base: Option<i32>| if groups.is_ok() { lower(base) } else { base };
     for (id, pid, before) in &floods {
-        let seen = until(
+        let (seen, changes) = until(
             || priorities(&server, *pid, id),
             |seen| seen.0 == lower_group(before.0) && seen.1 == lower(before.1),
         )
@@ -1080,7 +1100,7 @@ async fn flooding_sessions_step_back_and_come_back() {
         assert_eq!(
             seen,
             (lower_group(before.0), lower(before.1)),
-            "[flooding, it steps back from {before:?}; groups: {groups:?}]"
+            "[flooding, it steps back from {before:?}; groups: {groups:?}] seen:{changes}"
         );
     }
     let may_raise = may_raise_a_thread();
@@ -1094,10 +1114,10 @@ async fn flooding_sessions_step_back_and_come_back() {
         let back = |seen: &(Option<i32>, Option<i32>)| {
             seen.0 == before.0 && (!may_raise || seen.1 == before.1)
         };
-        let seen = until(|| priorities(&server, *pid, id), back).await;
+        let (seen, changes) = until(|| priorities(&server, *pid, id), back).await;
         assert!(
             back(&seen),
-            "[quiet again, it comes back to {before:?}] {seen:?}"
+            "[quiet again, it comes back to {before:?}] {seen:?}; seen:{changes}"
         );
     }
     server.stop().await;

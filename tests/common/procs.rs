@@ -98,16 +98,50 @@ pub fn alive(pid: i64) -> bool {
     }
 }
 
-/// Waits (at most 10 s) until none of `pids` is alive; fails the test otherwise.
+/// Waits (at most 10 s) until none of `pids` is alive; fails the test otherwise, saying
+/// what each survivor is doing (for a failure seen only elsewhere, as in CI).
 pub async fn all_gone(pids: &[i64]) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while pids.iter().any(|&p| alive(p)) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "processes survived: {pids:?}"
-        );
+        if tokio::time::Instant::now() >= deadline {
+            let told: Vec<String> = pids.iter().map(|&p| describe(p)).collect();
+            panic!("processes survived: {pids:?}\n{}", told.join("\n"));
+        }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// What `pid` is and is doing, from /proc: its stat line, its signal masks, what it waits
+/// in, and its open files.
+pub fn describe(pid: i64) -> String {
+    let read = |name: &str| std::fs::read_to_string(format!("/proc/{pid}/{name}"));
+    let stat = read("stat").unwrap_or_else(|e| format!("no stat: {e}"));
+    let status: Vec<String> = read("status")
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| {
+            ["State", "Sig", "Shd", "Threads", "NSpid"]
+                .iter()
+                .any(|k| l.starts_with(k))
+        })
+        .map(str::to_string)
+        .collect();
+    let wchan = read("wchan").unwrap_or_default();
+    let files: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|f| {
+            let target = std::fs::read_link(f.path()).unwrap_or_default();
+            format!("{}->{}", f.file_name().to_string_lossy(), target.display())
+        })
+        .collect();
+    format!(
+        "pid {pid}: {} | {} | wchan {wchan} | fds {}",
+        stat.trim(),
+        status.join(", "),
+        files.join(" ")
+    )
 }
 
 /// Pids of every process whose command line contains `fragment` (orphans included).

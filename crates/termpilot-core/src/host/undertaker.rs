@@ -2,13 +2,17 @@
 //! started, however the server died (`kill -9` included).
 //!
 //! A one-shot child dies with the server through its parent-death signal
-//! ([`super::spawner`]), but that reaches the child only: what it started (a `subprocess`
+//! ([`crate::exec::spawner`]), but that reaches the child only: what it started (a `subprocess`
 //! of `run_python`, the command under a shell) would live on, as would a session's process
 //! that ignores the hang-up (`nohup`, `setsid -f`). So at start-up, while the server is
 //! still one thread, [`start`] forks this process. It keeps only the read end of a pipe
 //! whose write end the server holds (close-on-exec: no child inherits it), leaves the
 //! server's session and process group (a signal to those does not reach it) and waits for
-//! end of file there — the server is gone, whatever way it went. Then it kills every process
+//! end of file there — the server is gone, whatever way it went — or for its parent-death
+//! signal, which comes as soon as the server's main thread (the one that forked it) has
+//! ended: a killed server whose descriptors outlive that thread (another of its threads
+//! still in the kernel) would give end of file only later, and its sessions, no longer
+//! served, would live on meanwhile. Then it kills every process
 //! carrying one of the server's markers ([`super::marker`]: `TERMPILOT_RUN_ID=<server pid>.…`)
 //! and exits. Detached jobs carry none and survive, as they should.
 //!
@@ -21,7 +25,7 @@
 //! runs without it (logged).
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// The write end of the pipe the undertaker reads (-1: no undertaker).
 static PIPE: AtomicI32 = AtomicI32::new(-1);
@@ -124,6 +128,96 @@ fn sweep_targets(told: &[u8]) {
     }
 }
 
+/// Set by the parent-death signal: the server's main thread has ended.
+#[cfg(target_os = "linux")]
+static SERVER_GONE: AtomicBool = AtomicBool::new(false);
+/// The server's pid: the parent-death signal is sent by the server's ending thread, so it
+/// carries this pid; a `SIGUSR1` from anyone else is not the server's death.
+#[cfg(target_os = "linux")]
+static SERVER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// The parent-death signal's handler (async-signal-safe: atomic loads and a store).
+#[cfg(target_os = "linux")]
+extern "C" fn server_gone(
+    _signal: libc::c_int,
+    info: *mut libc::siginfo_t,
+    _context: *mut libc::c_void,
+) {
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+    let sender = unsafe { (*info).si_pid() } as u32;
+    if sender == SERVER.load(Ordering::SeqCst) {
+        SERVER_GONE.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Asks for `SIGUSR1` when the server's main thread ends, blocked but while waiting (so it
+/// cannot fall between a look at [`SERVER_GONE`] and the wait); the mask to wait with.
+#[cfg(target_os = "linux")]
+fn on_server_death(server: u32) -> libc::sigset_t {
+    // SAFETY: signal masks and dispositions of this (single-threaded) process; the handler
+    // only stores to an atomic.
+    unsafe {
+        let mut usr1: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut usr1);
+        libc::sigaddset(&mut usr1, libc::SIGUSR1);
+        let mut waiting: libc::sigset_t = std::mem::zeroed();
+        libc::sigprocmask(libc::SIG_BLOCK, &usr1, &mut waiting);
+        libc::sigdelset(&mut waiting, libc::SIGUSR1);
+        SERVER.store(server, Ordering::SeqCst);
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = server_gone as *const () as usize;
+        action.sa_flags = libc::SA_SIGINFO;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGUSR1, &action, std::ptr::null_mut());
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGUSR1 as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        // Gone before the request was made: no signal will come.
+        if libc::getppid() as u32 != server {
+            SERVER_GONE.store(true, Ordering::SeqCst);
+        }
+        waiting
+    }
+}
+
+/// Reads what the server told into `told` until end of file or, once its main thread has
+/// ended, until the pipe is empty.
+#[cfg(target_os = "linux")]
+fn read_told(told: &mut Vec<u8>, waiting: &libc::sigset_t) {
+    let mut buffer = [0u8; 4096];
+    loop {
+        let gone = SERVER_GONE.load(Ordering::SeqCst);
+        if gone {
+            // SAFETY: a flag on our own descriptor.
+            unsafe { libc::fcntl(3, libc::F_SETFL, libc::O_NONBLOCK) };
+        } else {
+            let mut poll = libc::pollfd {
+                fd: 3,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one pollfd of ours; the mask lets the parent-death signal in.
+            if unsafe { libc::ppoll(&mut poll, 1, std::ptr::null(), waiting) } < 0 {
+                continue;
+            }
+        }
+        // SAFETY: reading into our own buffer from our own descriptor.
+        let n = unsafe { libc::read(3, buffer.as_mut_ptr().cast(), buffer.len()) };
+        if n > 0 {
+            told.extend_from_slice(&buffer[..n as usize]);
+        } else if n == 0
+            || gone
+            || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+        {
+            return;
+        }
+    }
+}
+
 #[cfg(target_os = "linux")]
 fn watch(pipe: i32, server: u32) -> ! {
     // SAFETY: plain system calls on this process's own descriptors and signal dispositions.
@@ -143,19 +237,9 @@ fn watch(pipe: i32, server: u32) -> ! {
         let name = c"termpilot-undertaker";
         libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0);
     }
+    let waiting = on_server_death(server);
     let mut told = Vec::new();
-    let mut buffer = [0u8; 4096];
-    loop {
-        // SAFETY: reading into our own buffer from our own descriptor.
-        let n = unsafe { libc::read(3, buffer.as_mut_ptr().cast(), buffer.len()) };
-        if n > 0 {
-            told.extend_from_slice(&buffer[..n as usize]);
-        } else if n == 0
-            || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
-        {
-            break;
-        }
-    }
+    read_told(&mut told, &waiting);
     super::marker::end_blocking(&format!("{server}."), true);
     sweep_targets(&told);
     // SAFETY: ending this process without running the server's exit handlers.

@@ -705,6 +705,35 @@ pub fn uid() -> u32 {
     unsafe { libc::getuid() }
 }
 
+/// Starts `argv` in a session of its own whose controlling terminal is a new pty; returns
+/// the child, the master end (kept open while the child runs) and the terminal's path.
+#[cfg(test)]
+pub fn on_terminal(argv: &[&str]) -> (std::process::Child, std::fs::File, std::path::PathBuf) {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let (master, slave) = openpty().unwrap();
+    let path = std::fs::read_link(format!("/proc/self/fd/{}", slave.as_raw_fd())).unwrap();
+    let stdio = |fd: &std::os::fd::OwnedFd| std::process::Stdio::from(fd.try_clone().unwrap());
+    let mut cmd = std::process::Command::new(argv[0]);
+    cmd.args(&argv[1..])
+        .stdin(stdio(&slave))
+        .stdout(stdio(&slave))
+        .stderr(stdio(&slave));
+    // SAFETY: setsid and ioctl are async-signal-safe; stdin is the terminal by now.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().unwrap();
+    drop(slave);
+    // SAFETY: the master's descriptor is moved into the File, which owns it alone.
+    let master = unsafe { std::fs::File::from_raw_fd(std::os::fd::IntoRawFd::into_raw_fd(master)) };
+    (child, master, path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -782,35 +811,6 @@ mod tests {
         slave.read_exact(&mut got).unwrap();
         assert_eq!(unread_input(&path), Some(0));
         assert_eq!(unread_input(std::path::Path::new("/nonexistent/tty")), None);
-    }
-
-    /// Starts `argv` in a session of its own whose controlling terminal is a new pty; returns
-    /// the child, the master end (kept open while the child runs) and the terminal's path.
-    fn on_terminal(argv: &[&str]) -> (std::process::Child, std::fs::File, std::path::PathBuf) {
-        use std::os::fd::FromRawFd;
-        let (master, slave) = openpty().unwrap();
-        let path = std::fs::read_link(format!("/proc/self/fd/{}", slave.as_raw_fd())).unwrap();
-        let stdio = |fd: &std::os::fd::OwnedFd| std::process::Stdio::from(fd.try_clone().unwrap());
-        let mut cmd = Command::new(argv[0]);
-        cmd.args(&argv[1..])
-            .stdin(stdio(&slave))
-            .stdout(stdio(&slave))
-            .stderr(stdio(&slave));
-        // SAFETY: setsid and ioctl are async-signal-safe; stdin is the terminal by now.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let child = cmd.spawn().unwrap();
-        drop(slave);
-        // SAFETY: the master's descriptor is moved into the File, which owns it alone.
-        let master =
-            unsafe { std::fs::File::from_raw_fd(std::os::fd::IntoRawFd::into_raw_fd(master)) };
-        (child, master, path)
     }
 
     /// Waits (bounded) until `pid` sleeps in system call `nr`.

@@ -17,8 +17,11 @@
 //! at least [`MIN_FLOODS`] sessions are busy (one flood alone starves nobody, and keeps its
 //! full speed against the rest of the machine). Quiet: no output for [`QUIET_AFTER`] (a
 //! shorter gap is the kernel moving the next bytes along, or the lowered thread's own turn
-//! coming late, not the program stopping); a busy reader waits that long at most before it
-//! looks, so a session that stops printing has its priorities back within it.
+//! coming late, not the program stopping) while the terminal's foreground program is not
+//! runnable — a lowered flood on a loaded machine can get no processor for longer than that,
+//! and is no quieter for it (counted quiet, it went up and down, and under the kernel's rate
+//! limit its group stayed up while its thread stayed down); a busy reader waits that long at
+//! most before it looks, so a session that stops printing has its priorities back within it.
 //!
 //! Raising a priority back may be refused: a thread's nice value needs `CAP_SYS_NICE`
 //! or `RLIMIT_NICE`, so without them the reader keeps its lower one for the rest of its
@@ -71,6 +74,9 @@ pub(super) struct Fairness<G: Groups = Autogroups> {
     group_again: Option<Instant>,
     /// Setting the group back was refused for now: it is still low, and asked again.
     set_back: Option<SetBack>,
+    /// How many waits of [`QUIET_AFTER`] found no output while the program only waited for
+    /// a processor (read by the tests).
+    starved: u64,
 }
 
 /// The priorities a flooding session gave up.
@@ -106,6 +112,7 @@ impl<G: Groups> Fairness<G> {
             stuck: false,
             group_again: None,
             set_back: None,
+            starved: 0,
         }
     }
 
@@ -128,6 +135,7 @@ impl<G: Groups> Fairness<G> {
             // A group the kernel has not set back yet is still low: it stays so.
             let group = self.set_back.take().map(|back| (back.group, back.base));
             let low_already = group.is_some();
+            tracing::debug!(pid = self.pid, ?thread, low_already, "a flood steps back");
             self.lowered = Some(Lowered { thread, group });
             if !low_already {
                 self.lower_group();
@@ -147,10 +155,11 @@ impl<G: Groups> Fairness<G> {
         let Some((group, base)) = self.groups.of(self.pid) else {
             return;
         };
-        match self
+        let change = self
             .groups
-            .set(self.pid, &group, (base + BUSY_NICE).min(19))
-        {
+            .set(self.pid, &group, (base + BUSY_NICE).min(19));
+        tracing::debug!(pid = self.pid, group, base, ?change, "lowering the group");
+        match change {
             Change::Done => lowered.group = Some((group, base)),
             Change::Later => self.group_again = Some(Instant::now() + RETRY_EVERY),
             Change::Never => {}
@@ -163,7 +172,14 @@ impl<G: Groups> Fairness<G> {
         let Some(back) = self.set_back.as_ref() else {
             return;
         };
-        match self.groups.set(self.pid, &back.group, back.base) {
+        let change = self.groups.set(self.pid, &back.group, back.base);
+        tracing::debug!(
+            pid = self.pid,
+            group = back.group,
+            ?change,
+            "setting the group back"
+        );
+        match change {
             Change::Later if Instant::now() < back.until => {}
             Change::Later => {
                 tracing::debug!(pid = self.pid, "could not set a session's group back");
@@ -179,8 +195,14 @@ impl<G: Groups> Fairness<G> {
     /// would not set back yet is asked again between waits of [`RETRY_EVERY`].
     pub(super) fn wait(&mut self, fd: i32) {
         if self.counted || self.lowered.is_some() {
-            if crate::platform::wait_readable_for(&[fd], QUIET_AFTER).is_some() {
-                return;
+            loop {
+                if crate::platform::wait_readable_for(&[fd], QUIET_AFTER).is_some() {
+                    return;
+                }
+                if !waits_for_a_processor(fd) {
+                    break;
+                }
+                self.starved += 1;
             }
             self.quiet();
         }
@@ -208,6 +230,10 @@ impl<G: Groups> Fairness<G> {
         let Some(lowered) = self.lowered.take() else {
             return;
         };
+        tracing::debug!(
+            pid = self.pid,
+            "quiet: the session takes its priorities back"
+        );
         if let Some(base) = lowered.thread
             && !set_thread_nice(base)
         {
@@ -250,6 +276,21 @@ impl<G: Groups> Drop for Fairness<G> {
             tracing::debug!(pid, "no thread to set a session's group back: {e}");
         }
     }
+}
+
+/// Whether the program in the foreground of the terminal whose master is `fd` is runnable
+/// (`R`): it printed nothing for a while only because it got no processor — a lowered flood
+/// on a loaded machine — or it computes without printing; either way it is not quiet.
+#[cfg(target_os = "linux")]
+fn waits_for_a_processor(fd: i32) -> bool {
+    crate::platform::foreground_group(fd)
+        .and_then(crate::platform::process_state)
+        .is_some_and(|state| state == 'R')
+}
+
+#[cfg(not(target_os = "linux"))]
+fn waits_for_a_processor(_fd: i32) -> bool {
+    false
 }
 
 /// Reads and changes a session's scheduling group: the kernel's autogroups
@@ -519,6 +560,62 @@ mod tests {
         fairness.after_chunk(true);
         std::thread::sleep(BUSY_AFTER);
         fairness.after_chunk(true);
+    }
+
+    /// A lowered flood that prints nothing only because it gets no processor is not quiet:
+    /// here the terminal's foreground program computes without printing, runnable all along,
+    /// and its group stays low however long the reader waits; once it has ended, the session
+    /// is quiet and takes its priorities back. (Counted quiet, a starved flood went up and
+    /// down, and under the kernel's rate limit its group stayed up: CI's failure.)
+    #[test]
+    fn a_program_waiting_for_a_processor_is_not_quiet() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut child, master, tty) =
+            crate::platform::on_terminal(&["/bin/sh", "-c", "while :; do :; done"]);
+        // Held open so the terminal does not hang up when the program ends.
+        let mut terminal = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_NOCTTY)
+                .open(&tty)
+                .unwrap()
+        };
+        std::thread::spawn(move || {
+            let kernel = Kernel::default();
+            let mut fairness = Fairness::with_groups(1, kernel.clone());
+            BUSY.fetch_add(1, Ordering::Relaxed);
+            flood(&mut fairness);
+            assert_eq!(kernel.state().nice, BUSY_NICE, "two floods: lowered");
+            let watcher = {
+                let kernel = kernel.clone();
+                std::thread::spawn(move || {
+                    // Six times the quiet time with no output: still low.
+                    std::thread::sleep(QUIET_AFTER * 6);
+                    let low = kernel.state().nice;
+                    child.kill().unwrap();
+                    child.wait().unwrap();
+                    let deadline = Instant::now() + Duration::from_secs(10);
+                    while kernel.state().nice != 0 && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    terminal.write_all(b"x").unwrap();
+                    low
+                })
+            };
+            fairness.wait(master.as_raw_fd());
+            let low = watcher.join().unwrap();
+            assert_eq!(low, BUSY_NICE, "runnable, not printing: still low");
+            assert!(fairness.starved >= 1, "{}", fairness.starved);
+            assert_eq!(kernel.state().nice, 0, "ended: quiet, set back");
+            assert!(fairness.lowered.is_none());
+            drop(fairness);
+            BUSY.fetch_sub(1, Ordering::Relaxed);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(BUSY.load(Ordering::Relaxed), 0);
     }
 
     /// Without `CAP_SYS_ADMIN` the kernel refuses group changes that come too close: a
