@@ -136,10 +136,31 @@ pub fn describe(pid: i64) -> String {
             format!("{}->{}", f.file_name().to_string_lossy(), target.display())
         })
         .collect();
+    // Each thread's state, what it waits in and its system call (a process whose leader has
+    // exited lives on while another of its threads has not).
+    let threads: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|t| {
+            let read =
+                |name: &str| std::fs::read_to_string(t.path().join(name)).unwrap_or_default();
+            let stat = read("stat");
+            let state = stat.rfind(')').map_or("?", |i| &stat[i + 2..i + 3]);
+            let syscall = read("syscall");
+            format!(
+                "{} {state} {} [{}]",
+                t.file_name().to_string_lossy(),
+                read("wchan"),
+                syscall.split_whitespace().next().unwrap_or("")
+            )
+        })
+        .collect();
     format!(
-        "pid {pid}: {} | {} | wchan {wchan} | fds {}",
+        "pid {pid}: {} | {} | wchan {wchan} | threads {} | fds {}",
         stat.trim(),
         status.join(", "),
+        threads.join("; "),
         files.join(" ")
     )
 }
