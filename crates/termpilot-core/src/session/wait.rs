@@ -85,49 +85,17 @@ pub struct WaitOutcome {
     pub exit: Option<Exit>,
 }
 
-/// A pattern searched line by line with a cache of its own. `Regex` takes a cache from a
-/// pool on each search, and from another thread than the first it locks the pool: a wait
-/// over a flood's many short lines paid that per line (a tenth of the server's time in the
-/// ingestion bench). The same engine and syntax as `Regex` (`regex` is built on it).
-struct LineMatcher<'r> {
-    re: &'r Regex,
-    own: Option<(regex_automata::meta::Regex, regex_automata::meta::Cache)>,
-}
-
-impl<'r> LineMatcher<'r> {
-    fn new(re: &'r Regex) -> Self {
-        let own = regex_automata::meta::Regex::new(re.as_str())
-            .ok()
-            .map(|meta| {
-                let cache = meta.create_cache();
-                (meta, cache)
-            });
-        LineMatcher { re, own }
-    }
-
-    /// The leftmost-first match in `line`, as `Regex::find` finds it.
-    fn find<'h>(&mut self, line: &'h str) -> Option<&'h str> {
-        match &mut self.own {
-            Some((meta, cache)) => meta
-                .search_with(cache, &regex_automata::Input::new(line))
-                .map(|m| &line[m.range()]),
-            None => self.re.find(line).map(|m| m.as_str()),
-        }
-    }
-}
-
-/// Looks for the pattern in the output the scan has not read yet: a completed line (the
-/// position returned is just after it) or the line still being printed (the position is the
-/// end).
+/// Looks for `re` in the output the scan has not read yet: a completed line (the position
+/// returned is just after it) or the line still being printed (the position is the end).
 fn find_in_stream(
     scan: &mut LineScan,
     session: &Session,
-    matcher: &mut LineMatcher,
+    re: &Regex,
 ) -> Option<(String, String, u64)> {
     let mut found = None;
-    let after = scan.next(session, |line| match matcher.find(line) {
+    let after = scan.next(session, |line| match re.find(line) {
         Some(m) => {
-            found = Some((m.to_string(), line.to_string()));
+            found = Some((m.as_str().to_string(), line.to_string()));
             true
         }
         None => false,
@@ -136,9 +104,8 @@ fn find_in_stream(
         return Some((m, line, pos));
     }
     let partial = scan.partial();
-    matcher
-        .find(&partial)
-        .map(|m| (m.to_string(), partial.clone(), scan.pos))
+    re.find(&partial)
+        .map(|m| (m.as_str().to_string(), partial.clone(), scan.pos))
 }
 
 impl SessionCall {
@@ -157,10 +124,6 @@ impl SessionCall {
         let base = self.state().command.baseline_at(since);
         let mut follow = Follow::current(base, self.is_command(), start);
         let mut scan = LineScan::new(since);
-        let mut matcher = match until {
-            Until::Pattern(re, On::Stream) => Some(LineMatcher::new(re)),
-            _ => None,
-        };
         let outcome = |reason, matched: Option<(String, String, u64)>, exit: Option<Exit>| {
             let s = self.state();
             let (m, line, pos) = match matched {
@@ -186,9 +149,7 @@ impl SessionCall {
                     (s.output.end(), s.output.last_output())
                 };
                 let found = match until {
-                    Until::Pattern(_, On::Stream) => matcher
-                        .as_mut()
-                        .and_then(|matcher| find_in_stream(&mut scan, self, matcher)),
+                    Until::Pattern(re, On::Stream) => find_in_stream(&mut scan, self, re),
                     Until::Pattern(re, On::Screen) => {
                         let text = screen::match_text(&self.state().emu);
                         re.find(&text).map(|m| {
@@ -267,52 +228,5 @@ impl SessionCall {
             })
             .await;
         matches!(waited, Waited::Deadline)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The line matcher finds what `Regex::find` finds: the same leftmost-first match, flags,
-    /// anchors, classes and Unicode.
-    #[test]
-    fn the_line_matcher_finds_what_regex_finds() {
-        let patterns = [
-            "DONE",
-            "(?i)done",
-            "^\\$ $",
-            "[0-9]+ passed",
-            "é+",
-            "a|ab",
-            "x*",
-            "\\bword\\b",
-            "(?m)^end$",
-        ];
-        let lines = [
-            "",
-            "DONE",
-            "all done now",
-            "$ ",
-            "12 passed, 0 failed",
-            "café é éé",
-            "ab",
-            "xxx",
-            "a word here",
-            "end",
-            "the end",
-        ];
-        for pattern in patterns {
-            let re = Regex::new(pattern).unwrap();
-            let mut matcher = LineMatcher::new(&re);
-            assert!(matcher.own.is_some(), "{pattern} compiles for the matcher");
-            for line in lines {
-                assert_eq!(
-                    matcher.find(line),
-                    re.find(line).map(|m| m.as_str()),
-                    "{pattern} in {line:?}"
-                );
-            }
-        }
     }
 }
