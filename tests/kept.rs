@@ -95,6 +95,34 @@ async fn exec_out(server: &common::Server, id: &str, command: &str) -> String {
     r["output"].as_str().unwrap_or_default().to_string()
 }
 
+/// Starts a kept `/bin/sh` session that starts a `nohup sleep` (a process that ignores the
+/// hang-up); its id, the shell's pid and the sleep's.
+async fn kept_shell_with_a_nohup_sleep(server: &common::Server) -> (String, i64, i64) {
+    let started = server
+        .ok("terminal_start", json!({"keep": true, "shell": "/bin/sh"}))
+        .await;
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    let shell = started["pid"].as_i64().expect("shell pid");
+    let out = exec_out(server, &id, "nohup sleep 300 >/dev/null 2>&1 & echo bg=$!").await;
+    let bg: i64 = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("bg="))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    (id, shell, bg)
+}
+
+/// The undertaker of session host `host`: its child, named so.
+fn undertakers_of(host: i64) -> Vec<i64> {
+    common::procs::descendants(host)
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm"))
+                .is_ok_and(|c| c.trim() == "termpilot-under")
+        })
+        .collect()
+}
+
 fn list_entry(list: &Value, id: &str) -> Option<Value> {
     list["sessions"]
         .as_array()?
@@ -195,27 +223,11 @@ async fn a_client_restarting_ten_times_keeps_its_session() {
 async fn a_host_killed_under_a_session_takes_it_along_and_servers_say_so() {
     let rt = Runtime::new();
     let server = rt.server(&[]).await;
-    let started = server
-        .ok("terminal_start", json!({"keep": true, "shell": "/bin/sh"}))
-        .await;
-    let id = started["sessionId"].as_str().unwrap().to_string();
-    let shell = started["pid"].as_i64().expect("shell pid");
     // A process that ignores the hang-up: the host's undertaker still ends it.
-    let out = exec_out(&server, &id, "nohup sleep 300 >/dev/null 2>&1 & echo bg=$!").await;
-    let bg: i64 = out
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("bg="))
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("{out}"));
+    let (id, shell, bg) = kept_shell_with_a_nohup_sleep(&server).await;
     let host = rt.host_pid();
-    // The host's undertaker (its child, named so), told apart for the failure's message.
-    let undertaker: Vec<i64> = common::procs::descendants(host)
-        .into_iter()
-        .filter(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/comm"))
-                .is_ok_and(|c| c.trim() == "termpilot-under")
-        })
-        .collect();
+    // Told apart for the failure's message.
+    let undertaker = undertakers_of(host);
     // SAFETY: kill(2) on the host this test started.
     unsafe { libc::kill(host as i32, libc::SIGKILL) };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -262,24 +274,9 @@ async fn a_host_killed_under_a_session_takes_it_along_and_servers_say_so() {
 async fn a_host_whose_descriptors_outlive_it_still_takes_its_sessions_along() {
     let rt = Runtime::new();
     let server = rt.server(&[]).await;
-    let started = server
-        .ok("terminal_start", json!({"keep": true, "shell": "/bin/sh"}))
-        .await;
-    let id = started["sessionId"].as_str().unwrap().to_string();
-    let out = exec_out(&server, &id, "nohup sleep 301 >/dev/null 2>&1 & echo bg=$!").await;
-    let bg: i64 = out
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("bg="))
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("{out}"));
+    let (_id, _shell, bg) = kept_shell_with_a_nohup_sleep(&server).await;
     let host = rt.host_pid();
-    let undertaker = common::procs::descendants(host)
-        .into_iter()
-        .find(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/comm"))
-                .is_ok_and(|c| c.trim() == "termpilot-under")
-        })
-        .expect("the host's undertaker");
+    let undertaker = *undertakers_of(host).first().expect("the host's undertaker");
     // The host's end of the undertaker's pipe: the host's descriptor on the same pipe.
     let pipe = std::fs::read_link(format!("/proc/{undertaker}/fd/3")).unwrap();
     let write_end: i32 = std::fs::read_dir(format!("/proc/{host}/fd"))

@@ -25,7 +25,7 @@
 //! runs without it (logged).
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 /// The write end of the pipe the undertaker reads (-1: no undertaker).
 static PIPE: AtomicI32 = AtomicI32::new(-1);
@@ -134,7 +134,7 @@ static SERVER_GONE: AtomicBool = AtomicBool::new(false);
 /// The server's pid: the parent-death signal is sent by the server's ending thread, so it
 /// carries this pid; a `SIGUSR1` from anyone else is not the server's death.
 #[cfg(target_os = "linux")]
-static SERVER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+static SERVER: AtomicU32 = AtomicU32::new(0);
 
 /// The parent-death signal's handler (async-signal-safe: atomic loads and a store).
 #[cfg(target_os = "linux")]
@@ -189,12 +189,14 @@ fn on_server_death(server: u32) -> libc::sigset_t {
 #[cfg(target_os = "linux")]
 fn read_told(told: &mut Vec<u8>, waiting: &libc::sigset_t) {
     let mut buffer = [0u8; 4096];
+    let mut draining = false;
     loop {
         let gone = SERVER_GONE.load(Ordering::SeqCst);
-        if gone {
+        if gone && !draining {
+            draining = true;
             // SAFETY: a flag on our own descriptor.
             unsafe { libc::fcntl(3, libc::F_SETFL, libc::O_NONBLOCK) };
-        } else {
+        } else if !gone {
             let mut poll = libc::pollfd {
                 fd: 3,
                 events: libc::POLLIN,
@@ -202,7 +204,11 @@ fn read_told(told: &mut Vec<u8>, waiting: &libc::sigset_t) {
             };
             // SAFETY: one pollfd of ours; the mask lets the parent-death signal in.
             if unsafe { libc::ppoll(&mut poll, 1, std::ptr::null(), waiting) } < 0 {
-                continue;
+                // The signal came (look again), or the wait itself failed: sweep now.
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return;
             }
         }
         // SAFETY: reading into our own buffer from our own descriptor.
