@@ -660,13 +660,19 @@ async fn no_descriptor_of_the_server_leaks_into_a_session() {
     // The shell's own descriptors: the terminal (0, 1, 2) and nothing of the server's. Listed
     // in columns on the terminal, not through a pipe: the shell holds a pipeline's pipe for a
     // moment while its first program already runs.
-    let r = server
+    // Waited for by a marker the typed echo does not show (`''` splits it there): the write's
+    // own settling may end before `ls` has printed on a loaded machine (CI once).
+    server
+        .type_in(&id, "ls -C /proc/$$/fd; echo fds-''listed\r")
+        .await;
+    let waited = server
         .ok(
-            "terminal_write",
-            json!({"sessionId": id, "data": "ls -C /proc/$$/fd\r"}),
+            "terminal_wait",
+            json!({"sessionId": id, "pattern": "^fds-listed", "on": "screen", "timeout": 10000}),
         )
         .await;
-    let output = r["output"].as_str().unwrap();
+    assert_eq!(waited["matched"], true, "{waited}");
+    let output = server.screen_text(&id).await;
     let fds: Vec<&str> = output
         .lines()
         .find(|l| l.starts_with("0 "))
@@ -1067,13 +1073,15 @@ async fn flooding_sessions_step_back_and_come_back() {
         eprintln!("scheduling groups cannot be lowered here ({why}): they must stay as they are");
     }
     // Its changes of priority in the server's log, for a failure's message.
-    let server = common::start_with(
+    let log = common::Log::default();
+    let server = common::start_logging(
         common::Era::Initialize,
         &[],
         &[(
             "TERMPILOT_LOG",
             "warn,termpilot_core::session::fairness=debug",
         )],
+        Some(&log),
     )
     .await;
     let mut floods = Vec::new();
@@ -1100,7 +1108,9 @@ async fn flooding_sessions_step_back_and_come_back() {
         assert_eq!(
             seen,
             (lower_group(before.0), lower(before.1)),
-            "[flooding, it steps back from {before:?}; groups: {groups:?}] seen:{changes}"
+            "[flooding, it steps back from {before:?}; groups: {groups:?}] seen:{changes}\n\
+             the server's last changes:\n{}",
+            log.last(40)
         );
     }
     let may_raise = may_raise_a_thread();
@@ -1117,7 +1127,9 @@ async fn flooding_sessions_step_back_and_come_back() {
         let (seen, changes) = until(|| priorities(&server, *pid, id), back).await;
         assert!(
             back(&seen),
-            "[quiet again, it comes back to {before:?}] {seen:?}; seen:{changes}"
+            "[quiet again, it comes back to {before:?}] {seen:?}; seen:{changes}\n\
+             the server's last changes:\n{}",
+            log.last(40)
         );
     }
     server.stop().await;

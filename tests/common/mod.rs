@@ -60,15 +60,53 @@ pub fn command(state: &std::path::Path, args: &[&str]) -> Command {
 
 /// Starts the server with `args` and completes the handshake of `era`.
 pub async fn start_with(era: Era, args: &[&str], envs: &[(&str, &str)]) -> Server {
+    start_logging(era, args, envs, None).await
+}
+
+/// What a server wrote to stderr (its log), kept for a failure's message: the test's own
+/// stderr also shows it as it comes, but a long run's output may be cut.
+#[derive(Clone, Default)]
+pub struct Log(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Log {
+    /// Its last `n` lines, one per line.
+    pub fn last(&self, n: usize) -> String {
+        let lines = self.0.lock().unwrap();
+        lines[lines.len().saturating_sub(n)..].join("\n")
+    }
+}
+
+/// [`start_with`], keeping the server's log in `log` when one is given.
+pub async fn start_logging(
+    era: Era,
+    args: &[&str],
+    envs: &[(&str, &str)],
+    log: Option<&Log>,
+) -> Server {
     let state = tempfile::tempdir().expect("temp dir");
     let mut cmd = command(state.path(), args);
     for (k, v) in envs {
         cmd.env(k, v);
     }
-    let (transport, _stderr) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::inherit())
+    let stderr = if log.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::inherit()
+    };
+    let (transport, piped) = TokioChildProcess::builder(cmd)
+        .stderr(stderr)
         .spawn()
         .expect("spawn termpilot");
+    if let (Some(log), Some(piped)) = (log, piped) {
+        let log = log.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(piped).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                eprintln!("{line}");
+                log.0.lock().unwrap().push(line);
+            }
+        });
+    }
     let pid = transport.id().expect("server pid");
     let client = match era {
         Era::Initialize => tokio::time::timeout(TEST_TIMEOUT, ().serve(transport))

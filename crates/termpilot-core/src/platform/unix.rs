@@ -72,6 +72,32 @@ pub fn process_state(pid: i32) -> Option<char> {
     stat_fields(pid)?.first()?.chars().next()
 }
 
+/// Whether `pid` sleeps in a `write` or `writev` to a terminal (`/proc/<pid>/syscall`, then
+/// the descriptor's target, a `/dev/pts/N`): what it printed waits in the terminal's buffers
+/// for the kernel to move it along, so it is printing, whatever its reader has seen lately.
+/// False when the kernel does not say (another user's process, or not Linux).
+#[cfg(target_os = "linux")]
+pub fn writes_to_a_terminal(pid: i32) -> bool {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
+        return false;
+    };
+    // "NR arg1 arg2 …" while blocked in a call; "running" or "-1 …" otherwise.
+    let mut fields = text.split_whitespace();
+    let Some(call) = fields.next().and_then(|n| n.parse::<libc::c_long>().ok()) else {
+        return false;
+    };
+    if call != libc::SYS_write && call != libc::SYS_writev {
+        return false;
+    }
+    let Some(fd) = fields
+        .next()
+        .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+    else {
+        return false;
+    };
+    std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|p| p.starts_with("/dev/pts"))
+}
+
 /// True while `pid` is still the living process recorded with `start_time` (from
 /// [`process_start_time`]): it exists, is not a zombie, and was not started anew under a
 /// reused pid. `None` skips the start-time check.
@@ -740,6 +766,32 @@ mod tests {
     use std::os::fd::AsRawFd;
     use std::os::unix::process::CommandExt;
     use std::process::Command;
+
+    /// A program printing to a terminal nobody reads ends up asleep in its write: seen as
+    /// such; one asleep in something else is not.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_write_to_a_full_terminal_is_seen() {
+        let (mut yes, _master, _) = on_terminal(&["/usr/bin/yes"]);
+        let (mut sleep, _master2, _) = on_terminal(&["/bin/sleep", "30"]);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let pid = yes.id() as i32;
+        while !writes_to_a_terminal(pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let writing = writes_to_a_terminal(pid);
+        let sleeping = sleep.id() as i32;
+        while process_state(sleeping) != Some('S') && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let sleeper_writing = writes_to_a_terminal(sleeping);
+        for child in [&mut yes, &mut sleep] {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+        assert!(writing, "yes, its terminal full, sleeps in a write");
+        assert!(!sleeper_writing, "sleep sleeps in nanosleep");
+    }
 
     #[test]
     fn start_time_identifies_this_process() {

@@ -17,11 +17,15 @@
 //! at least [`MIN_FLOODS`] sessions are busy (one flood alone starves nobody, and keeps its
 //! full speed against the rest of the machine). Quiet: no output for [`QUIET_AFTER`] (a
 //! shorter gap is the kernel moving the next bytes along, or the lowered thread's own turn
-//! coming late, not the program stopping) while the terminal's foreground program is not
-//! runnable — a lowered flood on a loaded machine can get no processor for longer than that,
-//! and is no quieter for it (counted quiet, it went up and down, and under the kernel's rate
-//! limit its group stayed up while its thread stayed down); a busy reader waits that long at
-//! most before it looks, so a session that stops printing has its priorities back within it.
+//! coming late, not the program stopping) while the terminal's foreground program neither is
+//! runnable nor sleeps in a write to the terminal — a lowered flood on a loaded machine can
+//! get no processor for longer than that, and its printed bytes can wait that long for the
+//! kernel's worker that moves them to the reader; neither is quieter for it (counted quiet,
+//! it went up and down, and under the kernel's rate limit its group stayed up while its
+//! thread stayed down). A busy reader waits that long at most before it looks, so a session
+//! that stops printing has its thread's priority back within it; its group comes back once
+//! it has stayed quiet for [`GROUP_QUIET`] — a group change is heavy for the kernel and
+//! rationed, and a flood that pauses for a moment keeps its group low and asks nothing.
 //!
 //! Raising a priority back may be refused: a thread's nice value needs `CAP_SYS_NICE`
 //! or `RLIMIT_NICE`, so without them the reader keeps its lower one for the rest of its
@@ -48,9 +52,11 @@ pub(super) const QUIET_AFTER: Duration = Duration::from_millis(50);
 pub(super) const BUSY_NICE: i32 = 10;
 /// How many sessions must be busy at once for them to step back.
 pub(super) const MIN_FLOODS: usize = 2;
-/// How often a refused group priority is asked back, and for how long.
+/// How long a session must stay quiet before its group is set back.
+pub(super) const GROUP_QUIET: Duration = Duration::from_millis(500);
+/// How often a refused group priority is asked again, and for how long a setting back is.
 const RETRY_EVERY: Duration = Duration::from_millis(110);
-const RETRY_FOR: Duration = Duration::from_secs(5);
+const RETRY_FOR: Duration = Duration::from_secs(30);
 
 /// How many readers are busy now, server-wide.
 static BUSY: AtomicUsize = AtomicUsize::new(0);
@@ -74,8 +80,8 @@ pub(super) struct Fairness<G: Groups = Autogroups> {
     group_again: Option<Instant>,
     /// Setting the group back was refused for now: it is still low, and asked again.
     set_back: Option<SetBack>,
-    /// How many waits of [`QUIET_AFTER`] found no output while the program only waited for
-    /// a processor (read by the tests).
+    /// How many waits of [`QUIET_AFTER`] found no output while the program was still
+    /// printing: waiting for a processor, or asleep in a write (read by the tests).
     starved: u64,
 }
 
@@ -87,10 +93,13 @@ struct Lowered {
     group: Option<(String, i32)>,
 }
 
-/// A group left low because the kernel refused, for now, to set it back.
+/// A group left low until its session has been quiet for [`GROUP_QUIET`], or because the
+/// kernel refused, for now, to set it back.
 struct SetBack {
     group: String,
     base: i32,
+    /// When to ask next.
+    at: Instant,
     /// When to stop asking.
     until: Instant,
 }
@@ -166,10 +175,10 @@ impl<G: Groups> Fairness<G> {
         }
     }
 
-    /// Sets a group left low back, if the kernel lets it now; gives up after
-    /// [`RETRY_FOR`].
+    /// Sets a group left low back, if the kernel lets it now: refused, it is asked again
+    /// after [`RETRY_EVERY`], until [`RETRY_FOR`] has passed.
     fn set_group_back(&mut self) {
-        let Some(back) = self.set_back.as_ref() else {
+        let Some(back) = self.set_back.as_mut() else {
             return;
         };
         let change = self.groups.set(self.pid, &back.group, back.base);
@@ -179,8 +188,9 @@ impl<G: Groups> Fairness<G> {
             ?change,
             "setting the group back"
         );
+        let now = Instant::now();
         match change {
-            Change::Later if Instant::now() < back.until => {}
+            Change::Later if now < back.until => back.at = now + RETRY_EVERY,
             Change::Later => {
                 tracing::debug!(pid = self.pid, "could not set a session's group back");
                 self.set_back = None;
@@ -190,24 +200,26 @@ impl<G: Groups> Fairness<G> {
     }
 
     /// Waits until the terminal `fd` has output (or hung up). A busy session waits
-    /// [`QUIET_AFTER`] first: nothing by then, it is quiet, and takes its priorities back
-    /// before the long wait; a wait that lasted that long is quiet too. A group the kernel
-    /// would not set back yet is asked again between waits of [`RETRY_EVERY`].
+    /// [`QUIET_AFTER`] first: nothing by then, it is quiet, and takes its thread's priority
+    /// back before the long wait; a wait that lasted that long is quiet too. A group left
+    /// low is set back when the wait has lasted [`GROUP_QUIET`], and asked again between
+    /// waits of [`RETRY_EVERY`] while the kernel refuses.
     pub(super) fn wait(&mut self, fd: i32) {
         if self.counted || self.lowered.is_some() {
             loop {
                 if crate::platform::wait_readable_for(&[fd], QUIET_AFTER).is_some() {
                     return;
                 }
-                if !waits_for_a_processor(fd) {
+                if !still_printing(fd) {
                     break;
                 }
                 self.starved += 1;
             }
             self.quiet();
         }
-        while self.set_back.is_some() {
-            if crate::platform::wait_readable_for(&[fd], RETRY_EVERY).is_some() {
+        while let Some(at) = self.set_back.as_ref().map(|back| back.at) {
+            let left = at.saturating_duration_since(Instant::now());
+            if !left.is_zero() && crate::platform::wait_readable_for(&[fd], left).is_some() {
                 return;
             }
             self.set_group_back();
@@ -219,7 +231,8 @@ impl<G: Groups> Fairness<G> {
         }
     }
 
-    /// Quiet, or done: nothing counted, nothing lowered.
+    /// Quiet, or done: nothing counted, the thread's priority back, the group's to come
+    /// back after [`GROUP_QUIET`].
     pub(super) fn quiet(&mut self) {
         self.busy_since = None;
         self.group_again = None;
@@ -240,21 +253,23 @@ impl<G: Groups> Fairness<G> {
             self.stuck = true;
         }
         if let Some((group, base)) = lowered.group {
+            let at = Instant::now() + GROUP_QUIET;
             self.set_back = Some(SetBack {
                 group,
                 base,
-                until: Instant::now() + RETRY_FOR,
+                at,
+                until: at + RETRY_FOR,
             });
-            self.set_group_back();
         }
     }
 }
 
 impl<G: Groups> Drop for Fairness<G> {
-    /// The session's reader is done: a group still refused is asked on a helper thread (no
-    /// reader is left to lower it again).
+    /// The session's reader is done: its group is set back at once, and while the kernel
+    /// refuses, asked on a helper thread (no reader is left to lower it again).
     fn drop(&mut self) {
         self.quiet();
+        self.set_group_back();
         let Some(back) = self.set_back.take() else {
             return;
         };
@@ -278,18 +293,21 @@ impl<G: Groups> Drop for Fairness<G> {
     }
 }
 
-/// Whether the program in the foreground of the terminal whose master is `fd` is runnable
-/// (`R`): it printed nothing for a while only because it got no processor — a lowered flood
-/// on a loaded machine — or it computes without printing; either way it is not quiet.
+/// Whether the program in the foreground of the terminal whose master is `fd` (its process
+/// group's leader) is runnable (`R`) — it printed nothing for a while only because it got
+/// no processor, a lowered flood on a loaded machine, or it computes without printing — or
+/// sleeps writing to the terminal, its bytes waiting for the kernel to move them along.
+/// Either way it is not quiet.
 #[cfg(target_os = "linux")]
-fn waits_for_a_processor(fd: i32) -> bool {
-    crate::platform::foreground_group(fd)
-        .and_then(crate::platform::process_state)
-        .is_some_and(|state| state == 'R')
+fn still_printing(fd: i32) -> bool {
+    crate::platform::foreground_group(fd).is_some_and(|leader| {
+        crate::platform::process_state(leader) == Some('R')
+            || crate::platform::writes_to_a_terminal(leader)
+    })
 }
 
 #[cfg(not(target_os = "linux"))]
-fn waits_for_a_processor(_fd: i32) -> bool {
+fn still_printing(_fd: i32) -> bool {
     false
 }
 
@@ -646,12 +664,12 @@ mod tests {
             fairness.after_chunk(true);
             assert_eq!(kernel.state().nice, BUSY_NICE, "asked again: lowered");
 
-            // Quiet, the setting back is refused; the flood starts again before it is
-            // asked again.
-            kernel.state().refuse = 1;
+            // Quiet for a moment: the group stays low and nothing is asked before
+            // GROUP_QUIET; the flood starts again before that.
+            let asked = kernel.state().asked;
             fairness.quiet();
             assert_eq!(kernel.state().nice, BUSY_NICE);
-            let asked = kernel.state().asked;
+            assert_eq!(kernel.state().asked, asked, "a pause asks nothing");
             flood(&mut fairness);
             assert_eq!(kernel.state().nice, BUSY_NICE, "still low: it stays so");
             assert_eq!(kernel.state().asked, asked, "nothing to ask: it is low");
@@ -663,9 +681,10 @@ mod tests {
                 "nothing set the group back behind the flood's back"
             );
 
-            // Quiet again, refused twice: the reader asks again between its waits, and
-            // its long wait comes after.
+            // Quiet again, refused twice: the reader asks after GROUP_QUIET, again
+            // between its waits, and its long wait comes after.
             kernel.state().refuse = 2;
+            let quiet_since = Instant::now();
             let (quiet, mut loud) = pipe();
             let watcher = {
                 let kernel = kernel.clone();
@@ -680,8 +699,13 @@ mod tests {
             };
             fairness.wait(quiet.as_raw_fd());
             drop(watcher.join().unwrap());
+            let set_back_after = quiet_since.elapsed();
             let state = kernel.state();
             assert_eq!(state.nice, 0, "set back on the third time of asking");
+            assert!(
+                set_back_after >= GROUP_QUIET + QUIET_AFTER,
+                "not before the quiet has lasted: {set_back_after:?}"
+            );
             assert_eq!(state.refuse, 0);
             drop(state);
             assert!(fairness.set_back.is_none() && fairness.lowered.is_none());
