@@ -423,17 +423,26 @@ fn reader_loop(
     let mut buf = vec![0u8; READ_CHUNK];
     let mut unannounced = 0;
     let mut fairness = super::fairness::Fairness::new(ctx.pid);
-    // Output was found waiting after the last chunk: the read takes it without a wait (the
-    // wait would return at once, being no longer than a poll that finds output).
-    let mut more_waiting = false;
+    // The next read comes straight after a chunk, without a wait: on the non-blocking
+    // terminal it takes what is waiting, or says with `EAGAIN` that the reader caught up —
+    // one call where a readiness poll and a read were two (issue 32: the server's CPU per
+    // MB of a flood went 10.3 → 6.8 ms, ingestion 87 → 96 % of a bare reader's).
+    let mut read_on = false;
+    // Chunks were read since the reader last caught up: its catching up is announced.
+    let mut unsettled = false;
     // Bytes read since the last pause of FLOOD_WAKE_EVERY, and when waiters were last woken.
     let mut burst = 0;
     let mut woken = started;
+    let announce = |unannounced: &mut usize, woken: &mut Instant| {
+        events.send_modify(|n| *n += 1);
+        *unannounced = 0;
+        *woken = Instant::now();
+    };
     loop {
         // Idle only while waiting: bytes leave the terminal after the flag is down, so "idle
         // and nothing readable" means every byte written so far has been scanned.
         if let Some(fd) = master_fd {
-            if !more_waiting {
+            if !read_on {
                 ctx.idle.store(true, Ordering::SeqCst);
                 let waiting = Instant::now();
                 fairness.wait(fd);
@@ -446,18 +455,42 @@ fn reader_loop(
         let n = match reader.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
-            // The terminal is non-blocking: nothing after all (or a signal): wait again.
+            // The terminal is non-blocking: nothing (more) waiting, or a signal.
             Err(e)
                 if matches!(
                     e.kind(),
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
                 ) =>
             {
-                more_waiting = false;
+                // Idle again before the event goes out: a wait woken by it finds every
+                // chunk scanned.
+                ctx.idle.store(true, Ordering::SeqCst);
+                read_on = false;
+                if !unsettled {
+                    continue;
+                }
+                // In a flood, a reader that caught up waits a little for the next bytes
+                // before it wakes anyone: what it read is scanned meanwhile (idle), only
+                // the wake-up waits.
+                if burst >= FLOOD_BYTES
+                    && let Some(fd) = master_fd
+                    && Instant::now() < woken + FLOOD_WAKE_EVERY
+                    && platform::wait_readable_until(&[fd], woken + FLOOD_WAKE_EVERY).is_some()
+                {
+                    read_on = true;
+                    continue;
+                }
+                fairness.after_chunk(false);
+                unsettled = false;
+                announce(&mut unannounced, &mut woken);
                 continue;
             }
             Err(_) => break,
         };
+        // Output was waiting behind the last chunk: the read came straight after it.
+        if read_on {
+            fairness.after_chunk(true);
+        }
         let chunk = &buf[..n];
         // One short lock feeds every owner; nothing blocks while it is held.
         let replies = lock(&state).feed(chunk, started.elapsed());
@@ -478,25 +511,18 @@ fn reader_loop(
         }
         unannounced += n;
         burst += n;
+        if master_fd.is_none() {
+            // A blocking reader (no terminal of ours) cannot look on: every chunk is news.
+            fairness.after_chunk(false);
+            announce(&mut unannounced, &mut woken);
+            continue;
+        }
         // Idle again before the event goes out: a wait woken by it finds this chunk scanned.
-        if master_fd.is_some() {
-            ctx.idle.store(true, Ordering::SeqCst);
-        }
-        more_waiting = master_fd.is_some_and(platform::readable_now);
-        // In a flood, a reader that caught up waits a little for the next bytes before it
-        // wakes anyone: what it read is scanned meanwhile (idle), only the wake-up waits.
-        if !more_waiting
-            && burst >= FLOOD_BYTES
-            && let Some(fd) = master_fd
-            && Instant::now() < woken + FLOOD_WAKE_EVERY
-        {
-            more_waiting = platform::wait_readable_until(&[fd], woken + FLOOD_WAKE_EVERY).is_some();
-        }
-        fairness.after_chunk(more_waiting);
-        if !more_waiting || unannounced >= WAKE_BATCH {
-            events.send_modify(|n| *n += 1);
-            unannounced = 0;
-            woken = Instant::now();
+        ctx.idle.store(true, Ordering::SeqCst);
+        read_on = true;
+        unsettled = true;
+        if unannounced >= WAKE_BATCH {
+            announce(&mut unannounced, &mut woken);
         }
     }
     lock(&state).on_eof();
