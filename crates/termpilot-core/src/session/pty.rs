@@ -302,12 +302,17 @@ impl Pty {
     /// True when every byte the programs wrote so far has been scanned: the reader waits
     /// for more and nothing is pending.
     pub(super) fn scanned_all(&self) -> bool {
-        // Nothing readable first, then idle: every byte that had left the program by the
-        // first question (the poll flushes the kernel's queue) was read, and its reading is
-        // done by the second. The other order misses a chunk read between the two.
-        !self.master_fd.is_some_and(platform::readable_now)
-            && self.reader_idle.load(Ordering::SeqCst)
+        scanned_all(self.master_fd, &self.reader_idle)
     }
+}
+
+/// True when the reader of the terminal whose master is `master_fd` has scanned every byte
+/// the programs wrote so far; `reader_idle` is its flag, up while it waits for output.
+pub(super) fn scanned_all(master_fd: Option<i32>, reader_idle: &AtomicBool) -> bool {
+    // Nothing readable first, then idle: every byte that had left the program by the first
+    // question (the poll flushes the kernel's queue) was read, and its reading is done by
+    // the second. The other order misses a chunk read between the two.
+    !master_fd.is_some_and(platform::readable_now) && reader_idle.load(Ordering::SeqCst)
 }
 
 /// The terminal's writing end, shared by the writer thread and direct writes.

@@ -21,7 +21,7 @@
 //! (bounded by [`REPLY_WAIT`]) before writing a held answer.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -76,8 +76,7 @@ impl ReplyContext {
 
     /// Every byte written so far has been scanned: the reader waits and nothing is pending.
     fn caught_up(&self) -> bool {
-        self.reader_idle.load(Ordering::SeqCst)
-            && !self.master_fd.is_some_and(platform::readable_now)
+        super::pty::scanned_all(self.master_fd, &self.reader_idle)
     }
 
     fn tty(&self) -> Option<&PathBuf> {
