@@ -1158,3 +1158,42 @@ async fn a_kept_session_shows_in_the_page_of_a_real_browser() {
     agent.stop().await;
     web.terminate().await;
 }
+
+/// A host that holds no session does not end while it answers a call: a `terminal_run` of
+/// 7 s, called on the host's own socket after its last session stopped, outlasts the host's
+/// 5 s grace and is answered by the same host. (It ended mid-call at the grace; in a fresh
+/// clone's run beside a browser test, a slow first `terminal_start` lost the same race:
+/// "the session host ended during `terminal_start`".)
+#[tokio::test]
+async fn an_empty_host_answers_the_call_it_runs_before_it_ends() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    let rt = Runtime::new();
+    let server = rt.server(&[]).await;
+    let id = start_kept(&server).await;
+    let host = rt.host_pid();
+    server.ok("terminal_stop", json!({"sessionId": id})).await;
+    let stream = tokio::net::UnixStream::connect(rt.keep_dir().join("host.sock"))
+        .await
+        .expect("the host's socket");
+    let client = tokio::time::timeout(common::TEST_TIMEOUT, ().serve(stream))
+        .await
+        .expect("a handshake in time")
+        .expect("a handshake with the host");
+    let params = CallToolRequestParams::new("terminal_run").with_arguments(
+        json!({"cmd": "/bin/sleep", "args": ["7"], "timeout": 30000})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let answered = tokio::time::timeout(common::TEST_TIMEOUT, client.call_tool(params))
+        .await
+        .expect("an answer in time");
+    let result = answered.unwrap_or_else(|e| panic!("the host ended during the call: {e}"));
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let text = common::text(&result);
+    assert!(text.contains("\"exitCode\":0"), "{text}");
+    assert_eq!(rt.host_pids(), vec![host], "the same host, still running");
+    let _ = client.cancel().await;
+    server.stop().await;
+}

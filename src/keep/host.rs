@@ -9,7 +9,7 @@
 //! closed at once, and logged. It holds a lock file for its life (one host per policy),
 //! starts the undertaker like a server (its sessions' processes die with it, `kill -9`
 //! included), keeps its record ([`super::record`]) current, and ends by itself once it has
-//! held no session for [`EMPTY_GRACE`]. At rest it gives back the memory it does not use
+//! held no session, run no call and taken no connection for [`EMPTY_GRACE`]. At rest it gives back the memory it does not use
 //! ([`super::rest`]).
 
 use std::io::Write;
@@ -142,10 +142,14 @@ pub fn run(args: HostArgs) -> Result<(), String> {
         tokio::pin!(stop);
         // A start or an end is written to the record at once, not at the next tick.
         let mut changes = core.sessions.changes();
+        // The calls it is answering: a host with no session yet ends only once none runs.
+        let calls = server.drain();
         loop {
             tokio::select! {
                 accepted = listener.accept() => {
                     let Ok((stream, _)) = accepted else { continue };
+                    // A server connects to make or reach a session: the grace starts again.
+                    empty_since = None;
                     match stream.peer_cred() {
                         Ok(cred) if cred.uid() == me => serve(server.clone(), stream),
                         Ok(cred) => {
@@ -179,7 +183,9 @@ pub fn run(args: HostArgs) -> Result<(), String> {
                             tracing::warn!("the record could not be written: {e}");
                         }
                     }
-                    if rec.ids.is_empty() {
+                    // Empty: no session, and no call running — a start that is slow to make
+                    // its session (a loaded machine) must not lose the race with the grace.
+                    if rec.ids.is_empty() && calls.running() == 0 {
                         let since = *empty_since.get_or_insert_with(Instant::now);
                         if since.elapsed() >= EMPTY_GRACE {
                             tracing::info!("no kept session left: ending");

@@ -62,6 +62,11 @@ impl Drain {
         }
     }
 
+    /// How many calls are running now.
+    pub fn running(&self) -> usize {
+        self.running.count.load(Ordering::SeqCst)
+    }
+
     /// Resolves once the server is stopping.
     pub async fn stopping(&self) {
         self.stopping.cancelled().await
