@@ -259,12 +259,18 @@ async fn typing_waiting_and_reading_the_screen() {
     );
     // 画面を読み取る: the cursor ▌ and the highlighted items with row and columns.
     prose(&server, "terminal_type", json!({"sessionId": 1, "text": "clear; printf 'menu\\n  \\033[7mUnstaged changes\\033[0m\\n'\n"})).await;
-    prose(
+    // The printed line, whole: the typed command's echo holds "Unstaged" too, and a wait
+    // that matched it read the screen before `clear` ran (a fresh clone's run, once).
+    let w = prose(
         &server,
         "terminal_wait",
-        json!({"sessionId": 1, "pattern": "Unstaged"}),
+        json!({"sessionId": 1, "pattern": "^  Unstaged changes$"}),
     )
     .await;
+    assert!(
+        w.starts_with("Pattern /^  Unstaged changes$/ matched"),
+        "{w}"
+    );
     let r = prose(&server, "terminal_read", json!({"sessionId": 1})).await;
     assert!(r.contains('▌'), "[cursor ▌] {r}");
     assert!(
