@@ -404,8 +404,13 @@ async fn a_write_that_meets_a_secret_prompt_is_answered_by_a_person() {
     let id = setup.session().await;
     let command =
         "read -s -p 'Password: ' p; echo; printf '%s' \"$p\" | sha256sum; read -p 'Next: ' q\r";
-    let write = setup.background("terminal_write", json!({"sessionId": id, "data": command}));
-    let asked = setup.next_ask().await;
+    let mut write = setup.background("terminal_write", json!({"sessionId": id, "data": command}));
+    // A write that comes back without asking says what it saw (failed once under three busy
+    // loops: no ask in 20 s, cause unseen).
+    let asked = tokio::select! {
+        asked = setup.next_ask() => asked,
+        done = &mut write => panic!("the write returned without asking a person: {done:?}"),
+    };
     assert!(
         asked.message.contains("bash asks: Password:"),
         "{}",
