@@ -339,10 +339,7 @@ pub(super) struct Autogroups;
 #[cfg(target_os = "linux")]
 impl Groups for Autogroups {
     fn of(&self, pid: i32) -> Option<(String, i32)> {
-        let (group, nice) = autogroup(&pid.to_string())?;
-        autogroup("self")
-            .is_some_and(|(own, _)| own != group)
-            .then_some((group, nice))
+        own_group_apart(autogroup(&pid.to_string()), autogroup("self"))
     }
 
     fn set(&self, pid: i32, group: &str, nice: i32) -> Change {
@@ -369,7 +366,22 @@ impl Groups for Autogroups {
     }
 }
 
-/// The autogroup of a process (`self` or a pid): its name and nice value.
+/// A session's group (`session`), when it is not the server's own (`own`). A process that
+/// no session leader ever started — a descendant of `init` that never called `setsid`, as a
+/// CI job can be — is in the kernel's root group, which is no autogroup: its file is empty,
+/// and every session's group is apart from it.
+#[cfg(target_os = "linux")]
+fn own_group_apart(
+    session: Option<(String, i32)>,
+    own: Option<(String, i32)>,
+) -> Option<(String, i32)> {
+    let (group, nice) = session?;
+    own.is_none_or(|(own, _)| own != group)
+        .then_some((group, nice))
+}
+
+/// The autogroup of a process (`self` or a pid): its name and nice value; `None` for a
+/// process in the root group (its file is empty) or where there are no autogroups.
 #[cfg(target_os = "linux")]
 fn autogroup(pid: &str) -> Option<(String, i32)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/autogroup")).ok()?;
@@ -436,6 +448,29 @@ mod tests {
                 std::fs::File::from_raw_fd(fds[0]),
                 std::fs::File::from_raw_fd(fds[1]),
             )
+        }
+    }
+
+    /// A session's group may be changed when it is not the server's — also when the server
+    /// is in the root group, whose file is empty (CI's jobs are: nothing above them called
+    /// `setsid`, and there the server never lowered a flood's group).
+    #[test]
+    fn a_server_in_the_root_group_may_change_a_sessions_group() {
+        let session = || Some(("/autogroup-7".to_string(), 0));
+        assert_eq!(own_group_apart(session(), None), session());
+        assert_eq!(
+            own_group_apart(session(), Some(("/autogroup-3".to_string(), 0))),
+            session()
+        );
+        assert_eq!(
+            own_group_apart(session(), Some(("/autogroup-7".to_string(), 0))),
+            None
+        );
+        assert_eq!(own_group_apart(None, None), None);
+        // The root group reads as nothing.
+        let root = std::fs::read_to_string("/proc/1/autogroup");
+        if root.as_deref().is_ok_and(|text| text.trim().is_empty()) {
+            assert_eq!(autogroup("1"), None);
         }
     }
 
