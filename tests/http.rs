@@ -993,3 +993,90 @@ async fn http_started_in_a_terminal_says_what_it_serves_and_where() {
     // SAFETY: closing the descriptor this test opened.
     unsafe { libc::close(master) };
 }
+
+/// A quick call's reply goes out in one write (issue 32: fifty clients at once): its head
+/// waited for its one event, so it carries a length and no chunks. A call still running
+/// after a second has its head sent without its answer (an HTTP client's read timeout must
+/// see a head), and its answer follows on the same stream.
+#[tokio::test]
+async fn a_quick_reply_is_one_write_and_a_slow_one_streams_its_head_first() {
+    let server = http::start().await;
+    let init = post(
+        &server,
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+    )
+    .await;
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    init.text().await.unwrap();
+    let quick = post(
+        &server,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
+    let headers = quick.headers().clone();
+    assert!(
+        headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream"),
+        "{headers:?}"
+    );
+    assert!(headers.get("transfer-encoding").is_none(), "{headers:?}");
+    let length: usize = headers["content-length"].to_str().unwrap().parse().unwrap();
+    let body = quick.text().await.unwrap();
+    assert_eq!(body.len(), length);
+    assert!(
+        body.contains("\"id\":2") && body.contains("terminal_exec"),
+        "{body}"
+    );
+
+    // A call that cannot answer before the test lets it.
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("gate");
+    let slow = tokio::spawn({
+        let (url, token, session) = (server.url.clone(), server.token.clone(), session.clone());
+        let command = format!(
+            "while [ ! -e '{}' ]; do sleep 0.02; done; echo through",
+            gate.display()
+        );
+        async move {
+            reqwest::Client::new()
+                .post(format!("{url}/mcp"))
+                .bearer_auth(token)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-session-id", session)
+                .body(
+                    json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+                        "name": "terminal_run", "arguments": {"cmd": command}}})
+                    .to_string(),
+                )
+                .send()
+                .await
+        }
+    });
+    let head = tokio::time::timeout(common::TEST_TIMEOUT, slow)
+        .await
+        .expect("the slow call's head comes before its answer")
+        .unwrap()
+        .unwrap();
+    assert_eq!(head.status().as_u16(), 200);
+    assert!(head.headers().get("content-length").is_none());
+    std::fs::write(&gate, "").unwrap();
+    let body = tokio::time::timeout(common::TEST_TIMEOUT, head.text())
+        .await
+        .expect("the answer in time")
+        .unwrap();
+    assert!(
+        body.contains("\"id\":3") && body.contains("through"),
+        "{body}"
+    );
+    server.terminate().await;
+}

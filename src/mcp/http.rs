@@ -9,7 +9,8 @@
 //!
 //! Connections are bounded ([`super::http_serve`]: a cap, a header/idle timeout) and so are
 //! MCP sessions ([`super::http_sessions`]). `DELETE /mcp` ends a session with 200 (rmcp
-//! answers 202, which the Python SDK logs as a failed termination on every disconnect).
+//! answers 202, which the Python SDK logs as a failed termination on every disconnect). A
+//! quick call's reply goes out in one write ([`super::http_quick`]).
 //! With `--web`, a taken port never costs the stdio server: the page moves to a free port.
 //!
 //! Stopping ([`Running::stop`]) first cancels the calls in flight and waits (at most
@@ -31,6 +32,7 @@ use termpilot_core::Core;
 use tokio_util::sync::CancellationToken;
 
 use super::drain::Drain;
+use super::http_quick;
 use super::http_serve::{self, Limits};
 use super::http_sessions::{CappedSessions, MAX_SESSIONS};
 use super::server::Server;
@@ -173,6 +175,7 @@ pub async fn start(
         );
         let mcp = Router::new()
             .route_service("/mcp", service)
+            .layer(axum::middleware::from_fn(http_quick::head_with_first_event))
             .layer(axum::middleware::from_fn(deleted_is_ok));
         app = app.merge(mcp);
     }

@@ -25,6 +25,7 @@ pub mod ctx;
 pub mod drain;
 pub mod frame;
 pub mod http;
+pub mod http_quick;
 pub mod http_serve;
 pub mod http_sessions;
 pub mod logging;
