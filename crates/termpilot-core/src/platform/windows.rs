@@ -62,6 +62,16 @@ pub fn context_switches(_pid: i32) -> Option<u64> {
     None
 }
 
+/// Not counted on Windows.
+#[derive(Default)]
+pub struct SwitchCounter;
+
+impl SwitchCounter {
+    pub fn read(&mut self, _pid: i32) -> Option<u64> {
+        None
+    }
+}
+
 /// Not polled on Windows.
 pub fn wait_readable_for(_fds: &[i32], _max: std::time::Duration) -> Option<usize> {
     None

@@ -124,7 +124,7 @@ impl SessionCall {
         let prompted = self.state().command.prompt_ready_since(&snap.phase);
         let woke = snap.group != Some(group)
             || snap.switches.is_none()
-            || platform::context_switches(group) != snap.switches;
+            || self.context_switches(group) != snap.switches;
         (prompted || woke) && platform::unread_input(tty).is_none_or(|n| n == 0)
     }
 

@@ -110,6 +110,8 @@ pub struct Session {
     pub(super) control: super::control::Control,
     /// The terminal the main process reads, once found (see [`Session::stdin_tty`]).
     tty: std::sync::OnceLock<std::path::PathBuf>,
+    /// The foreground program's `schedstat`, kept open: looked at before every write.
+    switches: Mutex<platform::SwitchCounter>,
 }
 
 impl Session {
@@ -223,6 +225,7 @@ impl Session {
             attach: Default::default(),
             control: Default::default(),
             tty: std::sync::OnceLock::new(),
+            switches: Mutex::new(platform::SwitchCounter::default()),
         });
         super::socket::listen(&session);
         Ok(session)
@@ -416,11 +419,19 @@ impl Session {
         let phase = *self.state().phase();
         super::answer::InputSnapshot {
             group,
-            switches: group.and_then(platform::context_switches),
+            switches: group.and_then(|group| self.context_switches(group)),
             phase,
             ends_with_escape,
             mode: self.input_mode(),
         }
+    }
+
+    /// How many times process `group` has run ([`platform::context_switches`]).
+    pub(super) fn context_switches(&self, group: i32) -> Option<u64> {
+        self.switches
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .read(group)
     }
 
     /// Queues bytes for the program without waiting (input from an attached person).
