@@ -1109,7 +1109,10 @@ async fn flooding_sessions_step_back_and_come_back() {
             seen,
             (lower_group(before.0), lower(before.1)),
             "[flooding, it steps back from {before:?}; groups: {groups:?}] seen:{changes}\n\
+             autogroups: the session's (pid {pid}) {:?}, the server's {:?}\n\
              the server's last changes:\n{}",
+            std::fs::read_to_string(format!("/proc/{pid}/autogroup")),
+            std::fs::read_to_string(format!("/proc/{}/autogroup", server.pid)),
             log.last(40)
         );
     }
