@@ -61,13 +61,20 @@ pub async fn head_with_first_event(request: Request, next: Next) -> Response {
             break;
         }
     }
-    // What else is ready now: the end, typically, right after a call's one answer.
-    let mut cx = Context::from_waker(std::task::Waker::noop());
-    while !ended && !body.is_end_stream() {
-        match Pin::new(&mut body).poll_frame(&mut cx) {
-            Poll::Ready(Some(frame)) => ahead.push_back(frame),
-            Poll::Ready(None) => ended = true,
-            Poll::Pending => break,
+    // What else is ready now: the end, typically, right after a call's one answer — or a
+    // moment later, when rmcp closes the stream on another thread than the one it is read
+    // on (one turn of this task's is waited for it).
+    for turn in 0..2 {
+        if turn == 1 && !ended && !body.is_end_stream() {
+            tokio::task::yield_now().await;
+        }
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        while !ended && !body.is_end_stream() {
+            match Pin::new(&mut body).poll_frame(&mut cx) {
+                Poll::Ready(Some(frame)) => ahead.push_back(frame),
+                Poll::Ready(None) => ended = true,
+                Poll::Pending => break,
+            }
         }
     }
     if ended || body.is_end_stream() {
